@@ -1,0 +1,321 @@
+"""Wordle as a text environment: guess a secret five-letter word from coloured feedback."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import gymnasium as gym
+
+from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
+
+__all__ = ["TextWordleEnv", "allowed_words", "answer_words", "parse_guess", "score_guess"]
+
+WORD_LENGTH = 5
+_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
+# A bare guess may carry the punctuation people (and models) put around a word.
+_BARE_STRIP = " \t\r\n.,;:!?'\"`*_"
+_MAX_ECHO = 24  # characters of a bad action quoted back in feedback
+_PATTERN_WORDS = {"G": "correct", "Y": "elsewhere", "X": "absent"}
+
+
+@cache
+def _load_words(name: str) -> tuple[str, ...]:
+    text = resources.files("trl_env.envs").joinpath("data", name).read_text("ascii")
+    return tuple(text.split())
+
+
+def answer_words() -> tuple[str, ...]:
+    """The secret words, common five-letter English words (sorted, lowercase)."""
+    return _load_words("wordle_answers.txt")
+
+
+@cache
+def allowed_words() -> frozenset[str]:
+    """Every accepted guess: the answers plus a larger dictionary of five-letter words."""
+    return frozenset(_load_words("wordle_allowed.txt")) | frozenset(answer_words())
+
+
+def score_guess(secret: str, guess: str) -> str:
+    """Score ``guess`` against ``secret`` by the standard Wordle rule.
+
+    Greens are marked first; then, left to right, a letter is yellow while the secret still has
+    copies of it that are neither green nor already claimed by an earlier yellow; otherwise grey.
+
+    Args:
+        secret: The secret word.
+        guess: The guessed word, the same length as ``secret`` (case-insensitive).
+
+    Returns:
+        One character per letter: ``G`` right letter right place, ``Y`` in the word elsewhere,
+        ``X`` not in the word (or all its copies already accounted for).
+
+    Example:
+        >>> score_guess("crane", "crate")
+        'GGGXG'
+        >>> score_guess("abbey", "babes")  # one yellow 'b', the second 'b' is green
+        'YYGGX'
+        >>> score_guess("crane", "eerie")  # the secret's one 'e' is taken by the green
+        'XXYXG'
+    """
+    secret, guess = secret.lower(), guess.lower()
+    if len(secret) != len(guess):
+        raise ValueError(f"guess {guess!r} and secret {secret!r} differ in length")
+    pattern = ["X"] * len(guess)
+    unmatched: dict[str, int] = {}
+    for i, (s, g) in enumerate(zip(secret, guess, strict=True)):
+        if s == g:
+            pattern[i] = "G"
+        else:
+            unmatched[s] = unmatched.get(s, 0) + 1
+    for i, g in enumerate(guess):
+        if pattern[i] != "G" and unmatched.get(g, 0) > 0:
+            pattern[i] = "Y"
+            unmatched[g] -= 1
+    return "".join(pattern)
+
+
+def parse_guess(action: str) -> tuple[str | None, str | None]:
+    """Extract a guess from free model text.
+
+    The last ``[bracketed]`` word wins; without brackets, the whole reply must be one bare word.
+
+    Args:
+        action: The model's action text.
+
+    Returns:
+        ``(guess, None)`` with the lowercase candidate guess (not yet checked against the
+        dictionary), or ``(None, problem)`` describing why no guess could be read.
+
+    Example:
+        >>> parse_guess("I think [slate]... no, [CRANE]")
+        ('crane', None)
+        >>> parse_guess("crane.")
+        ('crane', None)
+        >>> parse_guess("")
+        (None, 'your reply was empty')
+    """
+    if not isinstance(action, str):
+        return None, f"your reply must be text, not {type(action).__name__}"
+    bracketed = _BRACKETED.findall(action)
+    if bracketed:
+        candidate = bracketed[-1].strip()
+    else:
+        candidate = action.strip(_BARE_STRIP)
+        if not candidate:
+            return None, "your reply was empty"
+        if any(c.isspace() for c in candidate):
+            return (
+                None,
+                "no guess found: put your five-letter guess in square brackets, like [crane]",
+            )
+    if not candidate:
+        return None, "the brackets were empty"
+    if not (candidate.isascii() and candidate.isalpha()):
+        return None, f"{_quote(candidate)} is not a word: use only the letters a-z"
+    if len(candidate) != WORD_LENGTH:
+        return None, f"{_quote(candidate)} has {len(candidate)} letters, not {WORD_LENGTH}"
+    return candidate.lower(), None
+
+
+def _quote(text: str) -> str:
+    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
+
+
+def _describe(guess: str, pattern: str) -> str:
+    return ", ".join(
+        f"{c.upper()} {_PATTERN_WORDS[p]}" for c, p in zip(guess, pattern, strict=True)
+    )
+
+
+class TextWordleEnv(gym.Env[str, str]):
+    """Wordle: find the secret five-letter English word in six guesses.
+
+    ## Description
+    The secret is drawn with ``self.np_random`` from ~2,300 common English words. Every guess is
+    answered with one mark per letter: ``G`` (right letter, right place), ``Y`` (in the word,
+    elsewhere), ``X`` (not in the word, or no copies left). Duplicate letters follow the standard
+    rule (see :func:`score_guess`).
+
+    ## Action Space
+    Free text (:class:`trl_env.TextSpace`). The guess is the last ``[bracketed]`` word, or the
+    whole reply if it is a single bare word; case-insensitive. Guesses must be in the dictionary
+    (>10,000 five-letter words). Anything else is an *invalid action*: it never raises, uses up the
+    turn, returns feedback that says exactly what was wrong, sets ``info["invalid_action"]`` and
+    gives ``-invalid_action_penalty``.
+
+    ## Observation Space
+    Text. The first observation states the rules and the reply format; every later one is only the
+    new message (the delta): the guess, its pattern, a per-letter reading of it and the guesses
+    left. The secret is revealed when the episode ends.
+
+    ## Rewards
+    1.0 for solving the puzzle, 0.0 otherwise; ``-invalid_action_penalty`` for an invalid action.
+    With ``partial_credit > 0``, each valid guess also earns ``partial_credit`` times the increase
+    of its best score so far, where a guess scores ``(greens + 0.5 * yellows) / 5`` (so the shaped
+    part of a return is at most ``partial_credit``).
+
+    ## Episode End
+    Terminated when the word is found. Truncated after ``max_guesses`` turns (valid or not);
+    registered with ``max_episode_steps=6`` so gymnasium's ``TimeLimit`` agrees.
+
+    ## Arguments
+    ```python
+    gym.make("TextWordle-v0", max_guesses=6, invalid_action_penalty=0.1, partial_credit=0.0,
+             render_mode="ansi")
+    ```
+    Pass ``max_episode_steps`` equal to ``max_guesses`` when changing it.
+    ``reset(options={"secret": "crane"})`` fixes the secret (any allowed word).
+
+    ## Info
+    ``guess`` and ``pattern`` of the step (``None`` when invalid), ``guesses`` and ``patterns``
+    so far, ``invalid_action`` (with ``error``), ``won``, and ``secret`` once the episode ends.
+
+    ## Version History
+    * v0: Initial version.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import trl_env
+        >>> env = gym.make("TextWordle-v0")
+        >>> observation, info = env.reset(seed=0, options={"secret": "crane"})
+        >>> observation, reward, terminated, truncated, info = env.step("[slate]")
+        >>> info["pattern"]
+        'XXGXG'
+        >>> env.step("I am sure it is [crane]")[1:3]
+        (1.0, True)
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        *,
+        max_guesses: int = 6,
+        invalid_action_penalty: float = 0.1,
+        partial_credit: float = 0.0,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if max_guesses < 1:
+            raise ValueError(f"max_guesses must be >= 1, got {max_guesses}")
+        if invalid_action_penalty < 0 or partial_credit < 0:
+            raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
+        self.render_mode = render_mode
+        self.max_guesses = max_guesses
+        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.partial_credit = float(partial_credit)
+        self.observation_space = TextSpace(4096)
+        self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
+        # Loaded once per process and shared read-only: reset never rebuilds them.
+        self._answers = answer_words()
+        self._allowed = allowed_words()
+        self.secret = ""
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        self.turn = 0
+        self.guesses: list[str] = []
+        self.patterns: list[str] = []
+        self.won = False
+        self._done = False
+        self._best_score = 0.0
+        self._last_message = ""
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Draw a new secret (or take ``options["secret"]``) and return the rules."""
+        super().reset(seed=seed)
+        secret = (options or {}).get("secret")
+        if secret is None:
+            self.secret = self._answers[int(self.np_random.integers(len(self._answers)))]
+        else:
+            if not isinstance(secret, str) or secret.lower() not in self._allowed:
+                raise ValueError(
+                    f"options['secret'] must be a five-letter word in the dictionary, got {secret!r}"
+                )
+            self.secret = secret.lower()
+        self._reset_state()
+        self._last_message = (
+            f"Let's play Wordle. Guess the secret five-letter English word in {self.max_guesses} tries.\n"
+            "After each guess you get one mark per letter:\n"
+            "  G = right letter, right place\n"
+            "  Y = in the word, but in another place\n"
+            "  X = not in the word (or no more copies of it)\n"
+            "Reply with one guess in square brackets, for example [crane]. "
+            "Guesses must be real English words."
+        )
+        return self._last_message, {"guesses": [], "patterns": []}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Play one guess. Never raises on any string ``action``."""
+        if not self.secret:
+            raise gym.error.ResetNeeded("TextWordle: call reset() before step()")
+        if self._done:
+            raise gym.error.ResetNeeded(
+                "TextWordle: step() called after the episode ended (terminated or truncated); "
+                "call reset() to start a new game"
+            )
+        self.turn += 1
+        left = self.max_guesses - self.turn
+        guess, problem = parse_guess(action)
+        if guess is not None and guess not in self._allowed:
+            guess, problem = None, f"{guess!r} is not in the word list"
+        info: dict[str, Any] = {"guess": guess, "invalid_action": problem is not None}
+        if problem is not None:
+            reward = -self.invalid_action_penalty
+            info["pattern"] = None
+            info["error"] = problem
+            message = f"Invalid guess: {problem}. That used up a turn. Reply like [crane]."
+        else:
+            assert guess is not None
+            pattern = score_guess(self.secret, guess)
+            self.guesses.append(guess)
+            self.patterns.append(pattern)
+            info["pattern"] = pattern
+            self.won = pattern == "G" * WORD_LENGTH
+            reward = 1.0 if self.won else self._shaped_reward(pattern)
+            message = (
+                f"Guess {self.turn} of {self.max_guesses}: {guess.upper()} -> {' '.join(pattern)}\n"
+                f"({_describe(guess, pattern)})"
+            )
+        terminated = self.won
+        truncated = not terminated and left <= 0
+        if self.won:
+            tries = f"{self.turn} guess{'es' if self.turn != 1 else ''}"
+            message += f"\nYou won in {tries}! The word was {self.secret.upper()}."
+        elif truncated:
+            message += f"\nNo guesses left. The word was {self.secret.upper()}."
+        else:
+            message += f"\n{left} guess{'es' if left != 1 else ''} left."
+        info.update(guesses=list(self.guesses), patterns=list(self.patterns), won=self.won)
+        if terminated or truncated:
+            self._done = True
+            info["secret"] = self.secret
+        self._last_message = message
+        return message, reward, terminated, truncated, info
+
+    def _shaped_reward(self, pattern: str) -> float:
+        if not self.partial_credit:
+            return 0.0
+        score = (pattern.count("G") + 0.5 * pattern.count("Y")) / WORD_LENGTH
+        gain = max(0.0, score - self._best_score)
+        self._best_score = max(self._best_score, score)
+        return self.partial_credit * gain
+
+    def render(self) -> str | None:  # type: ignore[override]
+        """The board so far as text (``render_mode="ansi"``)."""
+        if self.render_mode != "ansi":
+            return None
+        rows = [
+            f"{' '.join(guess.upper())}   {' '.join(pattern)}"
+            for guess, pattern in zip(self.guesses, self.patterns, strict=True)
+        ]
+        rows += ["_ _ _ _ _"] * (self.max_guesses - max(self.turn, len(rows)))
+        if self.won or self.turn >= self.max_guesses:
+            rows.append(f"secret: {self.secret.upper()}")
+        return "\n".join(rows) + "\n"

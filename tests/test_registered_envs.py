@@ -1,0 +1,133 @@
+"""Every registered text env, checked the way gymnasium's own test suite checks its envs."""
+
+from __future__ import annotations
+
+import pickle
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env, data_equivalence
+
+import trl_env
+from tests.conftest import text_env_ids
+
+ACTIONS = ["[crane]", "", "hello world", "[slate]", "🎉 ñ\n\t", "1", "[zzzzz]", "x" * 5000]
+
+
+def rollout(env: gym.Env[str, str], seed: int, actions: list[str]) -> list[tuple]:
+    observation, info = env.reset(seed=seed)
+    trace = [(observation, repr(sorted(info)))]
+    for action in actions:
+        observation, reward, terminated, truncated, info = env.step(action)
+        trace.append((observation, reward, terminated, truncated))
+        if terminated or truncated:
+            break
+    return trace
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_check_env_without_warnings(env_id: str) -> None:
+    # pytest turns every warning into an error (pyproject filterwarnings), so this is warning-free.
+    check_env(gym.make(env_id).unwrapped)
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_passive_checker_silent_on_ordinary_text(env_id: str) -> None:
+    env = gym.make(env_id)
+    for seed in range(3):
+        rollout(env, seed, ACTIONS)
+    assert trl_env.is_text_space(env.observation_space)
+    assert trl_env.is_text_space(env.action_space)
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_observations_are_inside_the_space(env_id: str) -> None:
+    env = gym.make(env_id)
+    for observation, *_ in rollout(env, 0, ACTIONS):
+        assert env.observation_space.contains(observation)
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_seeded_determinism(env_id: str) -> None:
+    a, b = gym.make(env_id), gym.make(env_id)
+    assert rollout(a, 123, ACTIONS) == rollout(b, 123, ACTIONS)
+    # ...and unseeded resets after a seeded one continue the same stream.
+    assert rollout(a, None, ACTIONS) == rollout(b, None, ACTIONS)
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_envs_do_not_share_random_state(env_id: str) -> None:
+    solo = gym.make(env_id)
+    expected = [rollout(solo, None if i else 5, ACTIONS[:2]) for i in range(4)]
+    a, noise = gym.make(env_id), gym.make(env_id)
+    a.reset(seed=5)
+    np.random.seed(0)  # global numpy state must not matter either
+    got = []
+    for i in range(4):
+        noise.reset(seed=i + 100)
+        got.append(rollout(a, None if i else 5, ACTIONS[:2]))
+    assert got == expected
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_pickling_mid_episode(env_id: str) -> None:
+    env = gym.make(env_id)
+    env.reset(seed=7)
+    env.step(ACTIONS[0])
+    clone = pickle.loads(pickle.dumps(env))
+    for action in ACTIONS[1:4]:
+        original, copied = env.step(action), clone.step(action)
+        assert data_equivalence(original, copied)
+        if original[2] or original[3]:
+            break
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_render_ansi(env_id: str) -> None:
+    env = gym.make(env_id, render_mode="ansi")
+    env.reset(seed=0)
+    env.step(ACTIONS[0])
+    frame = env.render()
+    assert isinstance(frame, str) and frame
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_spec_round_trip(env_id: str) -> None:
+    env = gym.make(env_id)
+    remade = gym.make(env.spec)
+    assert remade.spec == env.spec
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_gymnasium_wrappers(env_id: str) -> None:
+    env = gym.make(env_id, max_episode_steps=2)  # TimeLimit override
+    env = gym.wrappers.RecordEpisodeStatistics(env)
+    env = gym.wrappers.TransformReward(env, lambda r: 10.0 * r)
+    env = gym.wrappers.TransformObservation(env, str.upper, env.observation_space)
+    observation, _ = env.reset(seed=0)
+    assert observation == observation.upper()
+    done, steps, total = False, 0, 0.0
+    while not done:
+        observation, reward, terminated, truncated, info = env.step("no idea")
+        total += reward
+        steps += 1
+        done = terminated or truncated
+    assert steps <= 2 and observation == observation.upper()
+    assert info["episode"]["l"] == steps
+    assert info["episode"]["r"] == pytest.approx(total / 10.0)  # recorded before the transform
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_protocol_adapter(env_id: str) -> None:
+    env = trl_env.GymnasiumToProtocol(env_id)
+    assert isinstance(env, trl_env.Env)
+    first = env.reset("3")
+    assert isinstance(first, str) and env.alive
+    steps = 0
+    while env.alive:
+        assert isinstance(env.step(ACTIONS[steps % len(ACTIONS)]), str)
+        steps += 1
+        assert steps < 10_000
+    with pytest.raises(trl_env.EpisodeOverError):
+        env.step("anything")

@@ -1,0 +1,93 @@
+"""trl-env: train LLM agents with reinforcement learning on text environments.
+
+Environments are real :class:`gymnasium.Env` objects with string observations and actions,
+registered under gymnasium IDs; training goes through TRL's ``GRPOTrainer``.
+
+Example:
+    >>> import gymnasium as gym
+    >>> import trl_env
+    >>> env = gym.make("TextWordle-v0")
+    >>> observation, info = env.reset(seed=42)
+    >>> observation.startswith("Let's play Wordle")
+    True
+
+Importing ``trl_env`` is light (gymnasium and numpy only). The TRL bridge
+(:func:`make_dataset`, :func:`make_rollout_func`, :func:`env_reward`, ...) lives in
+:mod:`trl_env.trl` and is imported on first use; it needs ``pip install "trl-env[trl]"``.
+"""
+
+import importlib as _importlib
+from typing import Any as _Any
+
+from trl_env.adapters import GymnasiumToProtocol, ProtocolToGymnasium, is_text_space
+from trl_env.core import Action, Delta, Env, Language, Processor, Seed
+from trl_env.envs import REGISTRY, register_envs
+from trl_env.error import (
+    EpisodeOverError,
+    Error,
+    InvalidSpaceError,
+    MissingExtraError,
+    NotATextEnvError,
+    TaskSpecError,
+)
+from trl_env.registration import register_protocol_env
+from trl_env.seeding import seed_to_int
+from trl_env.spaces import TextSpace
+
+__version__ = "0.2.0"
+
+# Names served lazily from trl_env.trl so that `import trl_env` never imports torch or trl.
+_TRL_EXPORTS = frozenset(
+    {
+        "ChatTemplateProcessor",
+        "EnvironmentFactory",
+        "env_reward",
+        "make_dataset",
+        "make_environment_factory",
+        "make_rollout_func",
+    }
+)
+
+__all__ = [
+    "REGISTRY",
+    "Action",
+    "ChatTemplateProcessor",
+    "Delta",
+    "Env",
+    "EnvironmentFactory",
+    "EpisodeOverError",
+    "Error",
+    "GymnasiumToProtocol",
+    "InvalidSpaceError",
+    "Language",
+    "MissingExtraError",
+    "NotATextEnvError",
+    "Processor",
+    "ProtocolToGymnasium",
+    "Seed",
+    "TaskSpecError",
+    "TextSpace",
+    "__version__",
+    "env_reward",
+    "is_text_space",
+    "make_dataset",
+    "make_environment_factory",
+    "make_rollout_func",
+    "register_envs",
+    "register_protocol_env",
+    "seed_to_int",
+]
+
+
+def __getattr__(name: str) -> _Any:
+    if name in _TRL_EXPORTS:
+        module = _importlib.import_module("trl_env.trl")
+        return getattr(module, name)
+    raise AttributeError(f"module 'trl_env' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _TRL_EXPORTS)
+
+
+register_envs()

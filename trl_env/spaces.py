@@ -1,0 +1,194 @@
+"""A gymnasium space for the text an LLM reads and writes.
+
+Gymnasium's own :class:`gymnasium.spaces.Text` defaults to letters and digits, so ``"hello world"``
+is outside it, the passive checker warns on every ordinary message, and ``AsyncVectorEnv`` with
+shared memory crashes on characters outside its charset. :class:`TextSpace` accepts any printable
+Unicode string (plus newlines and tabs) up to a maximum length, and registers the vector-env hooks
+(batching, shared memory) so it works wherever gymnasium's own spaces do.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections.abc import Iterable, Sequence
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector.utils import (
+    create_empty_array,
+    create_shared_memory,
+    read_from_shared_memory,
+    write_to_shared_memory,
+)
+
+from trl_env.error import InvalidSpaceError
+
+__all__ = ["DEFAULT_MAX_LENGTH", "SAMPLE_ALPHABET", "TextSpace"]
+
+DEFAULT_MAX_LENGTH = 65_536
+"""Default upper bound on the length (in characters) of an observation or action."""
+
+# Whitespace that LLM text is full of but that str.isprintable() rejects.
+_ALLOWED_CONTROL = "\n\t\r"
+_STRIP_ALLOWED_CONTROL = str.maketrans("", "", _ALLOWED_CONTROL)
+
+SAMPLE_ALPHABET = (
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    " \n\t.,;:!?'\"()[]{}<>-_+=*/\\|@#$%^&~`"
+    "éèêàçñöüßøåÆŒ"
+    "αβγδλπΩЖЯ中文字日本語한국어"
+    "😀🎉🚀✅❌→…"
+)
+"""Characters :meth:`TextSpace.sample` draws from by default: ASCII, accents, scripts, emoji."""
+
+_DEFAULT_SAMPLE_MAX_LENGTH = 64
+
+
+class TextSpace(spaces.Space[str]):
+    """Any printable Unicode string, newlines and tabs included, of bounded length.
+
+    ``contains`` is exact: a ``str`` whose length is within ``[min_length, max_length]`` and whose
+    characters are all printable (:meth:`str.isprintable`) or one of ``\\n``, ``\\t``, ``\\r``.
+
+    Args:
+        max_length: Longest string in the space, in characters.
+        min_length: Shortest string in the space.
+        seed: Seed for :meth:`sample`.
+
+    Example:
+        >>> space = TextSpace(max_length=100, seed=0)
+        >>> space.contains("Guess 1/6: crane → 🟩⬛🟨⬛⬛\\nTry again.")
+        True
+        >>> space.contains("bell\\x07")
+        False
+        >>> isinstance(space.sample(), str)
+        True
+    """
+
+    def __init__(
+        self,
+        max_length: int = DEFAULT_MAX_LENGTH,
+        *,
+        min_length: int = 0,
+        seed: int | np.random.Generator | None = None,
+    ) -> None:
+        if not isinstance(max_length, int | np.integer) or max_length < 1:
+            raise ValueError(f"max_length must be a positive int, got {max_length!r}")
+        if not isinstance(min_length, int | np.integer) or not 0 <= min_length <= max_length:
+            raise ValueError(
+                f"min_length must be in [0, max_length={max_length}], got {min_length!r}"
+            )
+        self.max_length = int(max_length)
+        self.min_length = int(min_length)
+        super().__init__(shape=None, dtype=None, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        """Whether ``x`` is a string of allowed length made only of allowed characters."""
+        if not isinstance(x, str) or not self.min_length <= len(x) <= self.max_length:
+            return False
+        # Fast path: most text is printable; only strings with whitespace controls need a copy.
+        return x.isprintable() or x.translate(_STRIP_ALLOWED_CONTROL).isprintable()
+
+    def sample(
+        self, mask: tuple[int | None, str | None] | None = None, probability: None = None
+    ) -> str:
+        """Draw a random string from :data:`SAMPLE_ALPHABET` (seeded by :meth:`seed`).
+
+        Args:
+            mask: Optional ``(length, charset)``. ``length`` fixes the length (default: uniform in
+                ``[min_length, min(max_length, max(min_length, 64))]``); ``charset`` replaces the
+                default alphabet and must contain only allowed characters.
+            probability: Not supported for text; must be ``None``.
+
+        Returns:
+            A string that :meth:`contains` accepts.
+        """
+        if probability is not None:
+            raise ValueError("TextSpace.sample does not support `probability` masks")
+        length, charset = mask if mask is not None else (None, None)
+        if charset is None:
+            charset = SAMPLE_ALPHABET
+        elif not charset or not self.contains(charset[: self.max_length]):
+            raise ValueError(f"charset must be non-empty allowed characters, got {charset!r}")
+        if length is None:
+            upper = min(self.max_length, max(self.min_length, _DEFAULT_SAMPLE_MAX_LENGTH))
+            length = int(self.np_random.integers(self.min_length, upper + 1))
+        elif not self.min_length <= length <= self.max_length:
+            raise ValueError(
+                f"length must be in [{self.min_length}, {self.max_length}], got {length}"
+            )
+        chars = list(charset)
+        indices = self.np_random.integers(0, len(chars), size=length)
+        return "".join(chars[i] for i in indices)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        """Text has no fixed-size numpy representation."""
+        return False
+
+    def to_jsonable(self, sample_n: Sequence[str]) -> list[str]:
+        """Strings are already JSON-serialisable."""
+        return list(sample_n)
+
+    def from_jsonable(self, sample_n: Sequence[str]) -> list[str]:
+        """Inverse of :meth:`to_jsonable`."""
+        return list(sample_n)
+
+    def __repr__(self) -> str:
+        return f"TextSpace(max_length={self.max_length}, min_length={self.min_length})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, TextSpace)
+            and self.max_length == other.max_length
+            and self.min_length == other.min_length
+        )
+
+    def __hash__(self) -> int:
+        return hash((TextSpace, self.max_length, self.min_length))
+
+
+# --- vector-env hooks -------------------------------------------------------------------------
+# Batching falls back to gymnasium's generic Tuple-of-copies, which is right for text. Shared
+# memory needs a fixed-size buffer: each string is stored as its Unicode code points (int32),
+# zero-padded; NUL is not printable, so it can never be part of a string in the space.
+
+
+@create_empty_array.register(TextSpace)
+def _create_empty_text(space: TextSpace, n: int = 1, fn: Any = np.zeros) -> tuple[str, ...]:
+    return tuple(" " * space.min_length for _ in range(n))
+
+
+@create_shared_memory.register(TextSpace)
+def _create_text_shared_memory(space: TextSpace, n: int = 1, ctx: ModuleType = mp) -> Any:
+    return ctx.Array(np.dtype(np.int32).char, n * space.max_length)
+
+
+@read_from_shared_memory.register(TextSpace)
+def _read_text_shared_memory(space: TextSpace, shared_memory: Any, n: int = 1) -> tuple[str, ...]:
+    data = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length))
+    return tuple(_decode_codepoints(row) for row in data)
+
+
+@write_to_shared_memory.register(TextSpace)
+def _write_text_shared_memory(space: TextSpace, index: int, value: str, shared_memory: Any) -> None:
+    if not isinstance(value, str) or len(value) > space.max_length:
+        raise InvalidSpaceError(
+            f"cannot store {type(value).__name__} of length {len(value) if isinstance(value, str) else '?'} "
+            f"in a {space!r} shared-memory buffer; raise the env's max_length or pass "
+            "vector_kwargs={'shared_memory': False}"
+        )
+    destination = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)
+    row = destination[index * space.max_length : (index + 1) * space.max_length]
+    codes = np.frombuffer(value.encode("utf-32-le"), dtype=np.int32)
+    row[: len(codes)] = codes
+    row[len(codes) :] = 0
+
+
+def _decode_codepoints(row: Iterable[int]) -> str:
+    codes = np.asarray(row, dtype=np.int32)
+    nonzero = np.flatnonzero(codes == 0)
+    end = int(nonzero[0]) if nonzero.size else codes.size
+    return codes[:end].tobytes().decode("utf-32-le")
