@@ -41,6 +41,9 @@ REGISTRY: tuple[EnvEntry, ...] = (
         description="Guess a secret five-letter English word in six tries from G/Y/X feedback.",
         max_episode_steps=6,
     ),
+    # --- gymnasium toy-text adapters ---
+    # --- native games: Mastermind, Hangman, GuessNumber ---
+    # --- native games: TicTacToe, Sudoku, Countdown ---
 )
 """The registration table: every environment of the catalogue, one row each."""
 
