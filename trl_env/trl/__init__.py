@@ -13,7 +13,9 @@ try:
     import transformers  # noqa: F401
     import trl  # noqa: F401
 except ImportError as _error:  # pragma: no cover - exercised only without the extra
-    raise MissingExtraError("trl", "trl_env.trl (the GRPOTrainer bridge)", _error.name or "trl") from None
+    raise MissingExtraError(
+        "trl", "trl_env.trl (the GRPOTrainer bridge)", _error.name or "trl"
+    ) from None
 
 from trl_env.trl.environment_factory import EnvironmentFactory, make_environment_factory
 from trl_env.trl.generation import Generator, TransformersGenerator, VLLMGenerator

@@ -219,7 +219,9 @@ class ChatTemplateProcessor:
             return {"role": role, "content": [{"type": "text", "text": content}], **extra}
         return {"role": role, "content": content, **extra}
 
-    def _render_raw(self, messages: Sequence[Mapping[str, Any]], add_generation_prompt: bool) -> str:
+    def _render_raw(
+        self, messages: Sequence[Mapping[str, Any]], add_generation_prompt: bool
+    ) -> str:
         text = self.tokenizer.apply_chat_template(
             list(messages),
             tokenize=False,
@@ -355,7 +357,9 @@ class ChatTemplateProcessor:
     def _chunk_by_rendering(self, message: str) -> str:
         rendered = self._probe(message)
         if not rendered.startswith(self._probe_context):
-            raise ValueError("The chat template re-renders earlier turns when a user turn is added.")
+            raise ValueError(
+                "The chat template re-renders earlier turns when a user turn is added."
+            )
         return rendered[len(self._probe_context) :]
 
     def _derive_content_transform(self) -> None:
@@ -599,7 +603,7 @@ class ChatTemplateProcessor:
             return None
         try:
             parsed = self.tokenizer.parse_response(completion, prefix=self.turn_suffix)
-        except Exception:  # noqa: BLE001 - any parser failure means: use the fallback
+        except Exception:  # any parser failure means: use the fallback
             return None
         if not isinstance(parsed, dict) or parsed.get("tool_calls"):
             return None

@@ -7,7 +7,9 @@ from typing import Any
 __all__ = ["env_reward", "env_success"]
 
 
-def env_reward(completions: list[Any], episode_return: list[float] | None = None, **kwargs: Any) -> list[float]:
+def env_reward(
+    completions: list[Any], episode_return: list[float] | None = None, **kwargs: Any
+) -> list[float]:
     """Each episode's return, as computed by the rollout (sum of step rewards by default).
 
     Pass it as ``GRPOTrainer(reward_funcs=trl_env.env_reward, rollout_func=...)``. The rollout

@@ -91,7 +91,9 @@ class RolloutConfig:
     )
     reward_aggregation: str | Callable[[Sequence[float]], float] = field(
         default="sum",
-        metadata={"help": "How step rewards make the episode return: sum, mean, last, max or a callable."},
+        metadata={
+            "help": "How step rewards make the episode return: sum, mean, last, max or a callable."
+        },
     )
     env_error_penalty: float = field(
         default=-1.0,
@@ -99,7 +101,9 @@ class RolloutConfig:
     )
     log_metrics: bool = field(
         default=True,
-        metadata={"help": "Log env/success_rate, env/mean_turns, ... through the trainer's logging."},
+        metadata={
+            "help": "Log env/success_rate, env/mean_turns, ... through the trainer's logging."
+        },
     )
 
     def __post_init__(self) -> None:
@@ -107,7 +111,10 @@ class RolloutConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a positive int or None, got {value!r}")
-        if isinstance(self.reward_aggregation, str) and self.reward_aggregation not in _AGGREGATIONS:
+        if (
+            isinstance(self.reward_aggregation, str)
+            and self.reward_aggregation not in _AGGREGATIONS
+        ):
             raise ValueError(
                 f"reward_aggregation must be one of {sorted(_AGGREGATIONS)} or a callable, "
                 f"got {self.reward_aggregation!r}"
@@ -219,7 +226,9 @@ def play_episodes(
         episode.transcript.append({"role": "env", "text": observation})
         # Copies of a task share their first observation: tokenise it once.
         if observation not in prompt_cache:
-            prompt_cache[observation] = processor.initial_prompt_ids(config.system_prompt, observation)
+            prompt_cache[observation] = processor.initial_prompt_ids(
+                config.system_prompt, observation
+            )
         episode.prompt_ids = prompt_cache[observation]
         episode._input_ids = list(episode.prompt_ids)
 
@@ -229,7 +238,8 @@ def play_episodes(
         if (sync(len(playing)) if sync else len(playing)) == 0:
             break
         max_new = max(
-            (min(per_turn, max_completion_length - len(e.completion_ids)) for e in playing), default=1
+            (min(per_turn, max_completion_length - len(e.completion_ids)) for e in playing),
+            default=1,
         )
         samples, sample_logprobs = generator.generate([e._input_ids for e in playing], max_new)
         for episode, sample, logprobs in zip(playing, samples, sample_logprobs, strict=True):
@@ -460,7 +470,9 @@ def _log_metrics(trainer: Any, episodes: Sequence[Episode]) -> None:
         log_metric(f"{prefix}/success_rate", sum(e.success for e in group) / n)
         log_metric(f"{prefix}/mean_return", sum(e.episode_return for e in group) / n)
         log_metric(f"{prefix}/mean_turns", turns / n)
-        log_metric(f"{prefix}/invalid_action_rate", sum(e.invalid_actions for e in group) / max(turns, 1))
+        log_metric(
+            f"{prefix}/invalid_action_rate", sum(e.invalid_actions for e in group) / max(turns, 1)
+        )
         log_metric(f"{prefix}/ended_by_limit_rate", sum(not e.ended_by_env for e in group) / n)
         log_metric(f"{prefix}/error_rate", sum(e.error is not None for e in group) / n)
 

@@ -83,7 +83,9 @@ def task_from_prompt(prompt: Any) -> Task:
         try:
             payload = json.loads(payload)
         except json.JSONDecodeError as error:
-            raise TaskSpecError(f"task JSON in the prompt is malformed ({error}): {payload!r:.200}") from None
+            raise TaskSpecError(
+                f"task JSON in the prompt is malformed ({error}): {payload!r:.200}"
+            ) from None
     if not isinstance(payload, Mapping) or "env_id" not in payload or "seed" not in payload:
         raise TaskSpecError(
             f"the prompt {prompt!r:.200} does not identify a trl-env task. The rollout only sees the "

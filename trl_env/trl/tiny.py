@@ -23,6 +23,7 @@ takes:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -158,10 +159,20 @@ _FAMILY_TOKENS: tuple[tuple[str, dict[str, str]], ...] = (
     ("glm4moe", {"eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"}),
     (
         "idefics3",
-        {"bos_token": "<|begin_of_text|>", "eos_token": "<end_of_utterance>", "pad_token": "<|pad|>"},
+        {
+            "bos_token": "<|begin_of_text|>",
+            "eos_token": "<end_of_utterance>",
+            "pad_token": "<|pad|>",
+        },
     ),
-    ("smolvlm", {"bos_token": "<|im_start|>", "eos_token": "<end_of_utterance>", "pad_token": "<|pad|>"}),
-    ("muse_glimmer", {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot|>", "pad_token": "<|pad|>"}),
+    (
+        "smolvlm",
+        {"bos_token": "<|im_start|>", "eos_token": "<end_of_utterance>", "pad_token": "<|pad|>"},
+    ),
+    (
+        "muse_glimmer",
+        {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot|>", "pad_token": "<|pad|>"},
+    ),
 )
 _DEFAULT_FAMILY_TOKENS = {"eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"}
 
@@ -280,10 +291,9 @@ def build_tiny_tokenizer(
     if response_template:
         from trl.chat_template_utils import add_response_schema
 
-        try:
+        # ValueError: TRL knows no response format for this template; parsing falls back.
+        with contextlib.suppress(ValueError):
             add_response_schema(tokenizer)
-        except ValueError:
-            pass  # TRL knows no response format for this template; parsing falls back.
     return tokenizer
 
 
@@ -322,8 +332,11 @@ def build_tiny_model(
     processor = ChatTemplateProcessor(tokenizer)
     # Stop on every token that ends a model turn (for Qwen: <|im_end|>, plus <|endoftext|> like
     # the real generation_config), end-of-turn first so it is the one `generate` pads after.
-    eos_ids = [processor.end_of_turn_id] + sorted(
-        processor.eos_token_ids - {processor.end_of_turn_id}
+    others = sorted(processor.eos_token_ids - {processor.end_of_turn_id})
+    eos_ids = (
+        [processor.end_of_turn_id, *others]
+        if processor.end_of_turn_id in processor.eos_token_ids
+        else others
     )
     config_kwargs: dict[str, Any] = {
         "vocab_size": len(tokenizer),
@@ -412,8 +425,7 @@ def load_model_and_tokenizer(
     if add_response_template and getattr(tokenizer, "response_template", None) is None:
         from trl.chat_template_utils import add_response_schema
 
-        try:
+        # ValueError: unknown template; ChatTemplateProcessor parses with its fallback.
+        with contextlib.suppress(ValueError):
             add_response_schema(tokenizer)
-        except ValueError:
-            pass  # Unknown template: ChatTemplateProcessor parses with its fallback.
     return model, tokenizer

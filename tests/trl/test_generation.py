@@ -1,0 +1,73 @@
+"""The transformers backend: sampled ids and their log-probabilities, on a real (tiny) model."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import GenerationConfig
+
+from trl_env.trl import TransformersGenerator
+from trl_env.trl.tiny import build_tiny_model, load_model_and_tokenizer
+
+
+@pytest.fixture(scope="module")
+def model_and_tokenizer(tmp_path_factory):
+    path = build_tiny_model(tmp_path_factory.mktemp("tiny-generation"))
+    model, tokenizer = load_model_and_tokenizer(path)
+    return model.eval(), tokenizer
+
+
+def make_generator(model, tokenizer, temperature: float = 0.7) -> TransformersGenerator:
+    eos = [tokenizer.convert_tokens_to_ids("<|im_end|>")]
+    config = GenerationConfig(
+        do_sample=True,
+        temperature=temperature,
+        top_k=0,
+        top_p=1.0,
+        eos_token_id=eos,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    return TransformersGenerator(
+        model,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_ids=eos,
+        generation_config=config,
+        temperature=temperature,
+    )
+
+
+def teacher_forced_logprobs(model, prompt: list[int], completion: list[int], temperature: float):
+    ids = torch.tensor([prompt + completion])
+    with torch.no_grad():
+        logits = model(ids).logits[0, len(prompt) - 1 : -1].float() / temperature
+    logprobs = torch.log_softmax(logits, dim=-1)
+    return logprobs.gather(1, torch.tensor(completion).unsqueeze(1)).squeeze(1).tolist()
+
+
+def test_sampled_logprobs_match_teacher_forcing(model_and_tokenizer) -> None:
+    model, tokenizer = model_and_tokenizer
+    torch.manual_seed(0)
+    generator = make_generator(model, tokenizer)
+    # Different lengths: the batch is left-padded, which must not change anything.
+    prompts = [
+        tokenizer.encode("<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"),
+        tokenizer.encode(
+            "<|im_start|>user\na much longer opening message here<|im_end|>\n<|im_start|>assistant\n"
+        ),
+    ]
+    completions, logprobs = generator.generate(prompts, max_new_tokens=12)
+    assert len(completions) == 2
+    for prompt, ids, lps in zip(prompts, completions, logprobs, strict=True):
+        assert 1 <= len(ids) <= 12 and len(lps) == len(ids)
+        eos = tokenizer.convert_tokens_to_ids("<|im_end|>")
+        assert eos not in ids[:-1]  # nothing after an EOS
+        expected = teacher_forced_logprobs(model, prompt, ids, 0.7)
+        assert lps == pytest.approx(expected, abs=1e-4)
+
+
+def test_empty_batch_and_generation_config_untouched(model_and_tokenizer) -> None:
+    model, tokenizer = model_and_tokenizer
+    generator = make_generator(model, tokenizer)
+    assert generator.generate([], 5) == ([], [])
+    generator.generate([tokenizer.encode("hi")], 3)
+    assert generator.generation_config.max_new_tokens != 3  # per-call limit is not sticky
