@@ -1,0 +1,231 @@
+"""What the rollout costs outside generation, and how it compares with TRL's own tool loop.
+
+Three measurements, printed in one run:
+
+1. Tiny model on CPU, 64 TextWordle-v0 episodes x up to 6 turns: total rollout time, time inside
+   generation, and the share outside it. Target: at most 5% outside generation.
+   Also the number of generation calls (target: one per turn played, not episodes x turns).
+2. A generator stub that returns instantly (long replies, so the conversation grows to thousands
+   of tokens): per-turn bookkeeping time by turn. Target: turn 6 within 1.5x of turn 1 (no
+   re-tokenising or re-rendering of history).
+3. The same tiny model, env and number of episodes through TRL's ``environment_factory`` tool
+   loop (``GRPOTrainer._generate_and_score_completions``), side by side with this library's
+   ``rollout_func`` through the same trainer method: model tokens per second of both.
+   Target: ours at least as fast. Caveat, printed too: the untrained tiny model rarely writes a
+   well-formed tool call, so TRL's loop mostly stops after one turn, while ours plays every turn.
+
+Run:
+    python benchmarks/rollout_overhead.py [--episodes 64] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+import warnings
+from collections.abc import Sequence
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+warnings.filterwarnings("ignore", category=FutureWarning)
+
+import torch  # noqa: E402
+from transformers import GenerationConfig  # noqa: E402
+
+import trl_env  # noqa: E402
+from trl_env.trl import ChatTemplateProcessor, RolloutConfig, Task, TransformersGenerator  # noqa: E402
+from trl_env.trl.rollout import play_episodes  # noqa: E402
+from trl_env.trl.tiny import build_tiny_model, load_model_and_tokenizer  # noqa: E402
+
+
+class TimedGenerator:
+    """Wraps a generator; records the time spent inside each call."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.spans: list[tuple[float, float]] = []
+
+    def generate(self, inputs: Sequence[Sequence[int]], max_new_tokens: int):
+        start = time.perf_counter()
+        result = self.inner.generate(inputs, max_new_tokens)
+        self.spans.append((start, time.perf_counter()))
+        return result
+
+
+class InstantGenerator:
+    """Returns the same long reply for every episode, instantly."""
+
+    def __init__(self, reply_ids: list[int]) -> None:
+        self.reply_ids = reply_ids
+
+    def generate(self, inputs: Sequence[Sequence[int]], max_new_tokens: int):
+        ids = self.reply_ids[:max_new_tokens]
+        return [ids for _ in inputs], [[-1.0] * len(ids) for _ in inputs]
+
+
+def wordle_tasks(episodes: int, group: int = 4) -> list[Task]:
+    # Groups of `group` copies, as GRPOTrainer sends them (num_generations copies per task).
+    return [Task("TextWordle-v0", str(i // group)) for i in range(episodes)]
+
+
+def measure_overhead(model, tokenizer, episodes: int, per_turn: int) -> None:
+    processor = ChatTemplateProcessor(tokenizer)
+    eos = sorted(processor.eos_token_ids)
+    generator = TimedGenerator(
+        TransformersGenerator(
+            model,
+            pad_token_id=tokenizer.pad_token_id,
+            eos_token_ids=eos,
+            generation_config=GenerationConfig(
+                do_sample=True,
+                temperature=1.0,
+                top_k=0,
+                top_p=1.0,
+                eos_token_id=eos,
+                pad_token_id=tokenizer.pad_token_id,
+            ),
+        )
+    )
+    config = RolloutConfig(max_new_tokens_per_turn=per_turn)
+    torch.manual_seed(0)
+    start = time.perf_counter()
+    played = play_episodes(
+        wordle_tasks(episodes), generator, processor, config, max_completion_length=4096
+    )
+    total = time.perf_counter() - start
+    inside = sum(end - begin for begin, end in generator.spans)
+    turns = max(e.turns for e in played)
+    print("1) tiny model, CPU, transformers backend")
+    print(
+        f"   episodes: {episodes}, turns played: {turns}, generation calls: {len(generator.spans)}"
+        f" ({'one per turn' if len(generator.spans) == turns else 'MISMATCH'};"
+        f" episodes x turns would be {sum(e.turns for e in played)})"
+    )
+    print(
+        f"   rollout {total:.3f} s, inside generation {inside:.3f} s, outside {total - inside:.3f} s"
+    )
+    share = (total - inside) / total
+    print(
+        f"   outside generation: {100 * share:.2f}% of rollout time "
+        f"(target <= 5%: {'met' if share <= 0.05 else 'MISSED'})"
+    )
+
+
+def measure_bookkeeping(tokenizer, episodes: int, repeats: int) -> None:
+    processor = ChatTemplateProcessor(tokenizer)
+    eos = processor.end_of_turn_id
+    reply = tokenizer.encode("let me think about this word " * 40, add_special_tokens=False)
+    reply = [*reply[:300], *tokenizer.encode("[slate]", add_special_tokens=False), eos]
+    per_turn: dict[int, list[float]] = {}
+    lengths: dict[int, int] = {}
+    for _ in range(repeats):
+        generator = TimedGenerator(InstantGenerator(reply))
+        start = time.perf_counter()
+        played = play_episodes(
+            wordle_tasks(episodes),
+            generator,
+            processor,
+            RolloutConfig(),
+            max_completion_length=8192,
+        )
+        end = time.perf_counter()
+        marks = [span[1] for span in generator.spans] + [end]
+        begins = [span[0] for span in generator.spans[1:]] + [end]
+        for turn, (done, nxt) in enumerate(zip(marks, begins, strict=False), start=1):
+            per_turn.setdefault(turn, []).append((nxt - done) / episodes)
+        for turn in range(1, len(generator.spans) + 1):
+            lengths[turn] = len(played[0].prompt_ids) + turn * len(reply)
+        del start
+    print("2) instant generator stub: bookkeeping per turn (per episode, median of repeats)")
+    first = statistics.median(per_turn[1])
+    for turn, samples in sorted(per_turn.items()):
+        median = statistics.median(samples)
+        print(
+            f"   turn {turn}: {1e6 * median:7.1f} us  (input ~{lengths.get(turn, 0)} tokens)"
+            f"  {median / first:4.2f}x turn 1"
+        )
+    worst = max(statistics.median(s) for s in per_turn.values()) / first
+    last = statistics.median(per_turn[max(per_turn)]) / first
+    print(
+        f"   turn 6 / turn 1 = {last:.2f}x, worst turn / turn 1 = {worst:.2f}x "
+        f"(target <= 1.5x: {'met' if worst <= 1.5 else 'MISSED'})"
+    )
+
+
+def measure_against_tool_loop(model_dir: str, episodes: int) -> None:
+    from trl import GRPOConfig, GRPOTrainer
+
+    def trainer_for(**kwargs):
+        args = GRPOConfig(
+            output_dir=tempfile.mkdtemp(),
+            use_cpu=True,
+            bf16=False,
+            report_to="none",
+            per_device_train_batch_size=episodes,
+            num_generations=4,
+            max_completion_length=512,
+            logging_steps=1,
+            save_strategy="no",
+            temperature=1.0,
+        )
+        return GRPOTrainer(model=model_dir, args=args, **kwargs)
+
+    dataset = trl_env.make_dataset("TextWordle-v0", episodes // 4, seed=0)
+    inputs = [row for row in dataset for _ in range(4)]
+    ours = trl_env.make_rollout_func(max_new_tokens_per_turn=48)
+    setups = {
+        "trl-env rollout_func": trainer_for(
+            reward_funcs=trl_env.env_reward, train_dataset=dataset, rollout_func=ours
+        ),
+        "TRL environment_factory": trainer_for(
+            reward_funcs=None,
+            train_dataset=dataset,
+            environment_factory=trl_env.make_environment_factory(),
+        ),
+    }
+    print(
+        "3) same tiny model, env and episodes through GRPOTrainer._generate_and_score_completions"
+    )
+    rates = {}
+    for name, trainer in setups.items():
+        torch.manual_seed(0)
+        start = time.perf_counter()
+        batch = trainer._generate_and_score_completions([dict(x) for x in inputs])
+        elapsed = time.perf_counter() - start
+        mask = batch["completion_mask"]
+        if "tool_mask" in batch:
+            mask = mask * batch["tool_mask"]
+        tokens = int(mask.sum())
+        rates[name] = tokens / elapsed
+        print(
+            f"   {name:26s} {tokens:6d} model tokens in {elapsed:6.2f} s -> {rates[name]:8.1f} tok/s"
+        )
+    ratio = rates["trl-env rollout_func"] / rates["TRL environment_factory"]
+    print(
+        f"   ours / TRL tool loop = {ratio:.2f}x (target >= 1.0: {'met' if ratio >= 1.0 else 'MISSED'})"
+    )
+    print(
+        f"   turns played by ours: max {max(e.turns for e in ours.last_episodes)} "
+        "(TRL's loop stops when the tiny model writes no tool call, usually after one turn)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=64)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, shorter turns")
+    args = parser.parse_args()
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    with tempfile.TemporaryDirectory() as tmp:
+        model_dir = build_tiny_model(tmp)
+        model, tokenizer = load_model_and_tokenizer(model_dir)
+        model.eval()
+        measure_overhead(model, tokenizer, args.episodes, per_turn=16 if args.quick else 32)
+        measure_bookkeeping(tokenizer, args.episodes, repeats=3 if args.quick else 7)
+        measure_against_tool_loop(model_dir, args.episodes)
+
+
+if __name__ == "__main__":
+    main()
