@@ -1,0 +1,398 @@
+"""Tic-tac-toe as a text environment: play X against a built-in opponent of selectable strength."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any, Literal
+
+import gymnasium as gym
+
+from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
+
+__all__ = [
+    "CELL_NAMES",
+    "TextTicTacToeEnv",
+    "best_moves",
+    "minimax_score",
+    "oracle_action",
+    "parse_move",
+    "winner",
+]
+
+EMPTY, AGENT, OPPONENT = ".", "X", "O"
+OPPONENTS = ("random", "greedy", "perfect")
+CELL_NAMES = tuple(f"{col}{row}" for row in "123" for col in "abc")
+"""Cell names in index order 0-8: column letter a-c (left to right), row number 1-3 (top down)."""
+
+LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
+_CELL = re.compile(r"(?:([abc])\s*([123])|([123])\s*([abc])|([1-9]))", re.IGNORECASE)
+_BARE_STRIP = " \t\r\n.,;:!?'\"`*_"
+_MAX_ECHO = 24  # characters of a bad action quoted back in feedback
+
+
+def winner(board: str) -> str | None:
+    """``"X"`` or ``"O"`` if that mark has three in a row, ``"draw"`` if the board is full, else None.
+
+    Args:
+        board: Nine characters, row by row from the top-left: ``"X"``, ``"O"`` or ``"."``.
+
+    Example:
+        >>> winner("XXX" "OO." "...")
+        'X'
+        >>> winner("XOX" "XOO" "OXX")
+        'draw'
+        >>> winner("X........") is None
+        True
+    """
+    for a, b, c in LINES:
+        if board[a] != EMPTY and board[a] == board[b] == board[c]:
+            return board[a]
+    return "draw" if EMPTY not in board else None
+
+
+def _other(mark: str) -> str:
+    return OPPONENT if mark == AGENT else AGENT
+
+
+@cache
+def _minimax_table() -> dict[tuple[str, str], int]:
+    """Score of every reachable ``(board, mark to move)`` for X, built once per process.
+
+    A win scores ``1 + empty cells left`` for its owner (faster wins are better, slower losses
+    less bad), a draw 0; positive means X wins under perfect play, negative O.
+    """
+    table: dict[tuple[str, str], int] = {}
+
+    def score(board: str, to_move: str) -> int:
+        key = (board, to_move)
+        if key in table:
+            return table[key]
+        result = winner(board)
+        if result == "draw":
+            value = 0
+        elif result is not None:
+            value = (1 + board.count(EMPTY)) * (1 if result == AGENT else -1)
+        else:
+            children = [
+                score(board[:i] + to_move + board[i + 1 :], _other(to_move))
+                for i, cell in enumerate(board)
+                if cell == EMPTY
+            ]
+            value = max(children) if to_move == AGENT else min(children)
+        table[key] = value
+        return value
+
+    for first in (AGENT, OPPONENT):
+        score(EMPTY * 9, first)
+    return table
+
+
+def minimax_score(board: str, to_move: str) -> int:
+    """Perfect-play score of a position for X (> 0 X wins, 0 draw, < 0 O wins).
+
+    Args:
+        board: Nine characters ``"X"``, ``"O"``, ``"."`` (row by row from the top-left).
+        to_move: ``"X"`` or ``"O"``.
+
+    Example:
+        >>> minimax_score("." * 9, "X")
+        0
+        >>> minimax_score("XX." "OO." "...", "X")  # X completes the top row, 4 cells left
+        5
+    """
+    return _minimax_table()[(board, to_move)]
+
+
+def best_moves(board: str, to_move: str) -> list[int]:
+    """Every optimal cell index (0-8) for ``to_move`` under perfect play, ascending.
+
+    Example:
+        >>> best_moves("XX." "OO." "...", "O")  # O wins at once rather than block
+        [5]
+    """
+    table = _minimax_table()
+    sign = 1 if to_move == AGENT else -1
+    options = {
+        i: sign * table[(board[:i] + to_move + board[i + 1 :], _other(to_move))]
+        for i, cell in enumerate(board)
+        if cell == EMPTY
+    }
+    if not options:
+        return []
+    top = max(options.values())
+    return [i for i, value in options.items() if value == top]
+
+
+def oracle_action(env: gym.Env[str, str]) -> str:
+    """A perfect move for the agent (X) in ``env``'s current position, as a reply like ``[b2]``.
+
+    Minimax over the whole game tree (memoised once per process): it never loses, so against
+    ``opponent="perfect"`` it always draws, and it takes every win the opponent allows.
+    """
+    game: TextTicTacToeEnv = env.unwrapped  # type: ignore[assignment]
+    return f"[{CELL_NAMES[best_moves(game.board, AGENT)[0]]}]"
+
+
+def parse_move(action: str) -> tuple[int | None, str | None]:
+    """Extract a cell index (0-8) from free model text.
+
+    The last ``[bracketed]`` cell wins; without brackets the whole reply must be one cell. A cell
+    is a column letter and row number (``b2``, ``B2``, ``2b``) or a number 1-9 counted row by row
+    from the top-left (``5`` is the centre).
+
+    Returns:
+        ``(index, None)`` or ``(None, problem)`` describing why no cell could be read.
+
+    Example:
+        >>> parse_move("I'll take the centre: [b2]")
+        (4, None)
+        >>> parse_move("[9]")
+        (8, None)
+        >>> parse_move("[d4]")
+        (None, "'d4' is not a cell: use a1-c3 (column a-c, row 1-3) or a number 1-9")
+    """
+    if not isinstance(action, str):
+        return None, f"your reply must be text, not {type(action).__name__}"
+    bracketed = _BRACKETED.findall(action)
+    if bracketed:
+        candidate = bracketed[-1].strip()
+    else:
+        candidate = action.strip(_BARE_STRIP)
+        if not candidate:
+            return None, "your reply was empty"
+        if _CELL.fullmatch(candidate) is None and any(w in candidate for w in " \t\n\r"):
+            return None, "no move found: put one cell in square brackets, like [b2]"
+    if not candidate:
+        return None, "the brackets were empty"
+    match = _CELL.fullmatch(candidate)
+    if match is None:
+        return (
+            None,
+            f"{_quote(candidate)} is not a cell: use a1-c3 (column a-c, row 1-3) or a number 1-9",
+        )
+    if match.group(5):
+        return int(match.group(5)) - 1, None
+    col = (match.group(1) or match.group(4)).lower()
+    row = match.group(2) or match.group(3)
+    return CELL_NAMES.index(f"{col}{row}"), None
+
+
+def _quote(text: str) -> str:
+    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
+
+
+def _draw_board(board: str) -> str:
+    rows = [f"{r + 1}  {' '.join(board[3 * r : 3 * r + 3])}" for r in range(3)]
+    return "\n".join(["   a b c", *rows])
+
+
+class TextTicTacToeEnv(gym.Env[str, str]):
+    """Tic-tac-toe: get three X in a row against a built-in O opponent.
+
+    ## Description
+    The agent plays X on a 3x3 board against a built-in O player whose strength is selectable:
+    ``"random"`` (a uniformly random empty cell), ``"greedy"`` (wins at once if it can, else
+    blocks the agent's immediate win, else random) or ``"perfect"`` (minimax: never loses; random
+    among its optimal moves). Who moves first is ``agent_first`` (or a coin flip from
+    ``self.np_random``). All opponent randomness comes from ``self.np_random``. The minimax table
+    (every reachable position) is built once per process, never in ``reset``.
+
+    ## Action Space
+    Free text (:class:`trl_env.TextSpace`). The move is the last ``[bracketed]`` cell, or the whole
+    reply if it is a single bare cell. Cells are named by column letter ``a``-``c`` (left to right)
+    and row number ``1``-``3`` (top to bottom): ``[b2]`` is the centre, ``[a1]`` the top-left;
+    ``[2b]`` and upper case are accepted too, and so are the numbers ``1``-``9`` counted row by
+    row from the top-left (``[5]`` is the centre). Anything else, or an occupied cell, is an
+    *invalid action*: it never raises, returns feedback saying what was wrong (with the empty
+    cells), sets ``info["invalid_action"]`` and gives ``-invalid_action_penalty``. The turn is not
+    consumed: the board is unchanged, the opponent does not move, and it is still the agent's
+    move (the step still counts towards ``max_episode_steps``).
+
+    ## Observation Space
+    Text. The first observation states the rules, the cell names, the reply format and the board
+    (after the opponent's opening move when it starts). Every later one is only the new message:
+    the two moves just played and the board (9 cells, the whole state, 4 short lines).
+
+    ## Rewards
+    At the end of the game: 1.0 for a win, ``draw_reward`` (0.5) for a draw, 0.0 for a loss;
+    0.0 on other valid steps; ``-invalid_action_penalty`` for an invalid action. Against
+    ``opponent="perfect"`` the best achievable return is ``draw_reward`` (perfect play draws).
+
+    ## Episode End
+    Terminated when someone has three in a row or the board is full. Truncated by gymnasium's
+    ``TimeLimit`` (registered ``max_episode_steps=10``: at most 5 moves are needed, the rest is
+    slack for invalid replies).
+
+    ## Arguments
+    ```python
+    gym.make("TextTicTacToe-v0", opponent="random", agent_first=True, draw_reward=0.5,
+             invalid_action_penalty=0.1, render_mode="ansi")
+    ```
+    ``opponent`` is ``"random"``, ``"greedy"`` or ``"perfect"`` (``TextTicTacToePerfect-v0``);
+    ``agent_first`` is ``True``, ``False`` or ``"random"``.
+
+    ## Info
+    ``board`` (nine characters ``X``/``O``/``.``, row by row), ``agent_move`` and
+    ``opponent_move`` of the step (cell names or ``None``), ``legal_moves``, ``invalid_action``
+    (with ``error``), ``winner`` (``"X"``, ``"O"``, ``"draw"`` or ``None``).
+
+    ## Version History
+    * v0: Initial version.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import trl_env
+        >>> env = gym.make("TextTicTacToe-v0", opponent="perfect")
+        >>> observation, info = env.reset(seed=0)
+        >>> observation, reward, terminated, truncated, info = env.step("[b2]")
+        >>> info["agent_move"], info["board"][4]
+        ('b2', 'X')
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        *,
+        opponent: Literal["random", "greedy", "perfect"] = "random",
+        agent_first: bool | Literal["random"] = True,
+        draw_reward: float = 0.5,
+        invalid_action_penalty: float = 0.1,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if opponent not in OPPONENTS:
+            raise ValueError(f"opponent must be one of {OPPONENTS}, got {opponent!r}")
+        if agent_first not in (True, False, "random"):
+            raise ValueError(f"agent_first must be True, False or 'random', got {agent_first!r}")
+        if not 0.0 <= draw_reward <= 1.0:
+            raise ValueError(f"draw_reward must be in [0, 1], got {draw_reward}")
+        if invalid_action_penalty < 0:
+            raise ValueError("invalid_action_penalty must be >= 0")
+        self.render_mode = render_mode
+        self.opponent = opponent
+        self.agent_first = agent_first
+        self.draw_reward = float(draw_reward)
+        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.observation_space = TextSpace(4096)
+        self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
+        # Built once per process and shared read-only: reset never rebuilds it.
+        self._table = _minimax_table()
+        self.board = EMPTY * 9
+        self.result: str | None = None
+        self._started = False
+        self._done = False
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start a new game (the opponent opens when it moves first) and return the rules."""
+        super().reset(seed=seed)
+        self.board = EMPTY * 9
+        self.result = None
+        self._started = True
+        self._done = False
+        if self.agent_first == "random":
+            agent_starts = bool(self.np_random.integers(2))
+        else:
+            agent_starts = bool(self.agent_first)
+        opening = ""
+        if not agent_starts:
+            cell = self._opponent_move()
+            opening = f"Your opponent moved first: O at {CELL_NAMES[cell]}.\n"
+        message = (
+            "Let's play tic-tac-toe. You are X, your opponent is O. Take turns marking an empty "
+            "cell; the first to get three in a row (across, down or diagonally) wins.\n"
+            "Cells are named by column letter a-c (left to right) and row number 1-3 (top to "
+            "bottom): a1 is the top-left, b2 the centre, c3 the bottom-right. You may also use "
+            "the numbers 1-9, counted row by row from the top-left (5 is the centre).\n"
+            f"Win = 1, draw = {self.draw_reward:g}, loss = 0.\n"
+            "Reply with one cell in square brackets, for example [b2].\n\n"
+            f"{opening}{_draw_board(self.board)}\nYour move (X)."
+        )
+        return message, self._info(None, None)
+
+    def _opponent_move(self) -> int:
+        empty = [i for i, cell in enumerate(self.board) if cell == EMPTY]
+        choices = empty
+        if self.opponent == "perfect":
+            choices = best_moves(self.board, OPPONENT)
+        elif self.opponent == "greedy":
+            for mark in (OPPONENT, AGENT):  # win if possible, else block
+                wins = [i for i in empty if self._completes_line(i, mark)]
+                if wins:
+                    choices = wins
+                    break
+        cell = choices[int(self.np_random.integers(len(choices)))]
+        self._place(cell, OPPONENT)
+        return cell
+
+    def _completes_line(self, cell: int, mark: str) -> bool:
+        return any(cell in line and sum(self.board[i] == mark for i in line) == 2 for line in LINES)
+
+    def _place(self, cell: int, mark: str) -> None:
+        self.board = self.board[:cell] + mark + self.board[cell + 1 :]
+        self.result = winner(self.board)
+
+    def _info(self, agent_move: str | None, opponent_move: str | None) -> dict[str, Any]:
+        return {
+            "board": self.board,
+            "agent_move": agent_move,
+            "opponent_move": opponent_move,
+            "legal_moves": [CELL_NAMES[i] for i, c in enumerate(self.board) if c == EMPTY],
+            "invalid_action": False,
+            "winner": self.result,
+        }
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Play one move (and the opponent's reply). Never raises on any string ``action``."""
+        if not self._started:
+            raise gym.error.ResetNeeded("TextTicTacToe: call reset() before step()")
+        if self._done:
+            raise gym.error.ResetNeeded(
+                "TextTicTacToe: step() called after the episode ended (terminated or truncated); "
+                "call reset() to start a new game"
+            )
+        cell, problem = parse_move(action)
+        if cell is not None and self.board[cell] != EMPTY:
+            problem = f"{CELL_NAMES[cell]} is already taken by {self.board[cell]}"
+        if problem is not None:
+            info = self._info(None, None)
+            info.update(invalid_action=True, error=problem)
+            empty = ", ".join(info["legal_moves"])
+            message = (
+                f"Invalid move: {problem}. It is still your turn. Empty cells: {empty}. "
+                "Reply with one empty cell in square brackets, like [b2]."
+            )
+            return message, -self.invalid_action_penalty, False, False, info
+        assert cell is not None
+        self._place(cell, AGENT)
+        message = f"You: X at {CELL_NAMES[cell]}."
+        opponent_move = None
+        if self.result is None:
+            opponent_cell = self._opponent_move()
+            opponent_move = CELL_NAMES[opponent_cell]
+            message += f" Opponent: O at {opponent_move}."
+        message += "\n" + _draw_board(self.board) + "\n"
+        reward = 0.0
+        if self.result == AGENT:
+            reward, message = 1.0, message + "Three in a row: you won!"
+        elif self.result == OPPONENT:
+            message += "Your opponent got three in a row: you lost."
+        elif self.result == "draw":
+            reward, message = self.draw_reward, message + "The board is full: it's a draw."
+        else:
+            message += "Your move (X)."
+        terminated = self.result is not None
+        self._done = terminated
+        return message, reward, terminated, False, self._info(CELL_NAMES[cell], opponent_move)
+
+    def render(self) -> str | None:  # type: ignore[override]
+        """The board as text (``render_mode="ansi"``)."""
+        if self.render_mode != "ansi":
+            return None
+        status = {None: "X to move", "draw": "draw"}.get(self.result, f"{self.result} won")
+        return f"{_draw_board(self.board)}\n{status}\n"
