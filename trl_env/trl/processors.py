@@ -210,6 +210,7 @@ class ChatTemplateProcessor:
         self._derive_content_transform()
         self._derive_token_pieces()
         self._derive_structural_text()
+        self._derive_content_prefix()
 
     # ------------------------------------------------------------------ rendering
 
@@ -287,7 +288,7 @@ class ChatTemplateProcessor:
         messages = [self._message("system", _SYSTEM), self._message("user", _USER_1)]
         try:
             return _SYSTEM in self._render_raw(messages, True)
-        except TemplateError:  # e.g. Gemma: raise_exception('System role not supported')
+        except (TemplateError, TypeError):  # Gemma: raise_exception('System role not supported')
             return False
 
     def _probe(self, last_user: str, *, second_exchange: bool = False) -> str:
@@ -349,8 +350,7 @@ class ChatTemplateProcessor:
         inside = ""
         if _REASONING in body and _ASSISTANT_1 in body:
             inside = body[body.find(_REASONING) : body.find(_ASSISTANT_1)]
-        self._end_of_turn_is_stop = self.end_of_turn_token not in inside
-        if self._end_of_turn_is_stop:
+        if self.end_of_turn_token not in inside:
             stop.add(self.end_of_turn_id)
         self.eos_token_ids: frozenset[int] = frozenset(stop)
 
@@ -396,7 +396,8 @@ class ChatTemplateProcessor:
         self._suffix_head, suffix_tail = self._split_at_added(self.turn_suffix, last=False)
         self._prefix_head_ids = self._encode(prefix_head)
         self._suffix_tail_ids = self._encode(suffix_tail)
-        self._end_of_turn_ids = [self.end_of_turn_id]
+        # Closing a cut-off turn writes the end-of-turn token, if the template writes one.
+        self._end_of_turn_ids = [self.end_of_turn_id] if self._end_of_turn_rendered else []
         # Check context-freedom once: chunk ids + context ids == ids of the whole rendering.
         self._split_tokenization = True
         context_ids = self._encode(self._probe_context)
@@ -406,12 +407,14 @@ class ChatTemplateProcessor:
                 self._split_tokenization = False
                 break
 
-    def _render_assistant_body(self) -> str:
+    def _render_assistant_body(self, *, with_reasoning: bool = True) -> str:
         """What the template writes after the generation prompt for a final assistant message
         with reasoning ``_REASONING`` and content ``_ASSISTANT_1`` ("" if it cannot render it)."""
         opening = self._opening(None, _USER_1)
         # Templates read reasoning from different fields; set the common ones.
-        reasoning = {"reasoning_content": _REASONING, "thinking": _REASONING}
+        reasoning = (
+            {"reasoning_content": _REASONING, "thinking": _REASONING} if with_reasoning else {}
+        )
         final = [*opening, self._message("assistant", _ASSISTANT_1, **reasoning)]
         try:
             prompt = self._render_raw(opening, True)
@@ -422,6 +425,17 @@ class ChatTemplateProcessor:
         while shared < min(len(prompt), len(full)) and prompt[shared] == full[shared]:
             shared += 1
         return full[shared:]
+
+    def _derive_content_prefix(self) -> None:
+        # What the template writes between the generation prompt and a plain answer, e.g.
+        # "<|channel|>final<|message|>" (GPT-OSS) or "to=user<|message|>" (Muse Glimmer).
+        body = self._render_assistant_body(with_reasoning=False)
+        prefix = body[: body.find(_ASSISTANT_1)].strip() if _ASSISTANT_1 in body else ""
+        if self.thinking_markers is not None:
+            open_marker, close_marker = self.thinking_markers
+            if prefix.replace(open_marker, "").replace(close_marker, "").strip() == "":
+                prefix = ""  # An empty thinking block: split_reasoning already handles it.
+        self._content_prefix = prefix
 
     def _derive_structural_text(self) -> None:
         # The words a template writes around an assistant message's reasoning and content (e.g.
@@ -462,7 +476,9 @@ class ChatTemplateProcessor:
             '\\n<start_of_turn>user\\nhi<end_of_turn>\\n<start_of_turn>model\\n'
         """
         text = self._chunk_text(user_message)
-        return self.end_of_turn_token + text if close_turn else text
+        if close_turn and self._end_of_turn_rendered:
+            return self.end_of_turn_token + text
+        return text
 
     def env_turn_ids(self, user_message: str, *, last_token_id: int | None = None) -> list[int]:
         """Token ids of an environment turn, to append right after the model's sampled ids.
@@ -561,12 +577,20 @@ class ChatTemplateProcessor:
         text = self._strip_stop_tokens(completion)
         if not text.strip():
             return "", ""
+        opens = self.generation_opens_thinking
+        if opens and self.thinking_markers is not None and self.thinking_markers[1] not in text:
+            # The prompt opened a thinking block the model never closed: all of it is reasoning
+            # (some response templates would call it content instead).
+            return split_reasoning(text, self.thinking_markers, starts_in_reasoning=True)
         parsed = self._parse_with_template(completion)
         if parsed is not None:
             return parsed
-        return split_reasoning(
-            text, self.thinking_markers, starts_in_reasoning=self.generation_opens_thinking
-        )
+        reasoning, action = split_reasoning(text, self.thinking_markers, starts_in_reasoning=opens)
+        # The template's own opening of a message (GPT-OSS's "<|channel|>final<|message|>") is
+        # structure, not the agent's action.
+        if self._content_prefix and action.startswith(self._content_prefix):
+            action = action[len(self._content_prefix) :].strip()
+        return reasoning, action
 
     # ------------------------------------------------------------------ parsing helpers
 
@@ -611,7 +635,8 @@ class ChatTemplateProcessor:
         action = parsed.get("content") or ""
         if not isinstance(reasoning, str) or not isinstance(action, str):
             return None
-        reasoning, action = reasoning.strip(), self._strip_stop_tokens(action).strip()
+        reasoning = self._strip_stop_tokens(reasoning).strip()
+        action = self._strip_stop_tokens(action).strip()
         if self.thinking_markers is not None and any(
             marker in part for marker in self.thinking_markers for part in (reasoning, action)
         ):

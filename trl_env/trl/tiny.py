@@ -43,6 +43,9 @@ from transformers import (
     Qwen3Config,
     Qwen3ForCausalLM,
 )
+from trl.chat_template_utils import add_response_schema
+
+from trl_env.trl.processors import ChatTemplateProcessor
 
 __all__ = [
     "CHAT_TEMPLATES_DIR",
@@ -289,8 +292,6 @@ def build_tiny_tokenizer(
     )
     tokenizer.chat_template = load_chat_template(chat_template)
     if response_template:
-        from trl.chat_template_utils import add_response_schema
-
         # ValueError: TRL knows no response format for this template; parsing falls back.
         with contextlib.suppress(ValueError):
             add_response_schema(tokenizer)
@@ -325,9 +326,6 @@ def build_tiny_model(
     Example:
         >>> path = build_tiny_model("/tmp/tiny-llama3", chat_template="llama3")  # doctest: +SKIP
     """
-    # Imported here: processors imports nothing from this module, but keep the dependency obvious.
-    from trl_env.trl.processors import ChatTemplateProcessor
-
     tokenizer = build_tiny_tokenizer(chat_template, vocab_size=vocab_size)
     processor = ChatTemplateProcessor(tokenizer)
     # Stop on every token that ends a model turn (for Qwen: <|im_end|>, plus <|endoftext|> like
@@ -418,13 +416,20 @@ def load_model_and_tokenizer(
             "(like 'Qwen/Qwen3-0.6B'). Check the path, or build a tiny local model with "
             "trl_env.trl.tiny.build_tiny_model(<directory>)."
         )
-    tokenizer = AutoTokenizer.from_pretrained(name, **(tokenizer_kwargs or {}))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name, **(tokenizer_kwargs or {}))
+    except OSError as error:
+        if Path(name).exists():
+            raise
+        raise OSError(
+            f"{name!r} is not a local directory and could not be loaded from the Hugging Face "
+            f"Hub ({error}). Check the id and the network, or pass a local model directory "
+            "(trl_env.trl.tiny.build_tiny_model(<directory>) builds one)."
+        ) from error
     if dtype is not None:
         model_kwargs["dtype"] = dtype
     model = AutoModelForCausalLM.from_pretrained(name, **model_kwargs)
     if add_response_template and getattr(tokenizer, "response_template", None) is None:
-        from trl.chat_template_utils import add_response_schema
-
         # ValueError: unknown template; ChatTemplateProcessor parses with its fallback.
         with contextlib.suppress(ValueError):
             add_response_schema(tokenizer)

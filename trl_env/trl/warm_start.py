@@ -1,0 +1,241 @@
+"""Format-only warm start: teach a model the reply *format* of an env, not how to play it.
+
+A randomly initialised model (such as the built-in tiny one, see :mod:`trl_env.trl.tiny`) samples
+gibberish: every reply is an invalid action, every reward the same, and GRPO has no signal to
+learn from. :func:`warm_start` fixes that with a few hundred steps of supervised fine-tuning on
+*format-only* data: the prompts are real first observations of the env, rendered exactly as the
+rollout renders them, and each target is a **random** well-formed reply (a random word of the
+env's word list in brackets, a random number in range, ...) that ignores the observation. The
+model learns to answer in the right format and nothing about which answer is right, so its reward
+after the warm start is chance level, and whatever it gains above chance during RL it learned
+from the reward.
+
+Example:
+    >>> from trl_env.trl.tiny import load_model_and_tokenizer
+    >>> model, tokenizer = load_model_and_tokenizer("/tmp/tiny-qwen3")  # doctest: +SKIP
+    >>> stats = warm_start(model, tokenizer, ["TextEcho-v0"], steps=300)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from trl_env.trl.processors import ChatTemplateProcessor
+from trl_env.trl.rollout import DEFAULT_SYSTEM_PROMPT
+
+__all__ = [
+    "FormatExample",
+    "WarmStartStats",
+    "format_example_for",
+    "register_format_example",
+    "warm_start",
+]
+
+FormatExample = Callable[[gym.Env, np.random.Generator], str]
+"""``f(env, rng) -> reply``: a random well-formed reply for ``env`` (reset, not yet stepped)."""
+
+
+def _echo_example(env: gym.Env, rng: np.random.Generator) -> str:
+    words = env.unwrapped.words  # type: ignore[attr-defined]
+    return f"[{words[int(rng.integers(len(words)))]}]"
+
+
+def _wordle_example(env: gym.Env, rng: np.random.Generator) -> str:
+    from trl_env.envs.wordle import answer_words
+
+    words = answer_words()
+    return f"[{words[int(rng.integers(len(words)))]}]"
+
+
+def _guess_number_example(env: gym.Env, rng: np.random.Generator) -> str:
+    game = env.unwrapped
+    return f"[{int(rng.integers(game.low, game.high + 1))}]"  # type: ignore[attr-defined]
+
+
+# Keyed by registered entry point, so every variant of an env (every ID with other kwargs) shares it.
+_FORMAT_EXAMPLES: dict[str, FormatExample] = {
+    "trl_env.envs.echo:TextEchoEnv": _echo_example,
+    "trl_env.envs.wordle:TextWordleEnv": _wordle_example,
+    "trl_env.envs.guess_number:TextGuessNumberEnv": _guess_number_example,
+}
+
+
+def register_format_example(entry_point_or_id: str, example: FormatExample) -> None:
+    """Teach :func:`warm_start` the reply format of another env.
+
+    Args:
+        entry_point_or_id: A registered ID (its entry point is used) or an entry point string
+            (``"package.module:Class"``).
+        example: ``f(env, rng) -> reply``, a random well-formed reply that does not depend on the
+            observation (so the warm start teaches the format only).
+    """
+    key = entry_point_or_id
+    if ":" not in key:
+        key = str(gym.spec(key).entry_point)
+    _FORMAT_EXAMPLES[key] = example
+
+
+def format_example_for(env_id: str) -> FormatExample:
+    """The random-reply function for ``env_id``.
+
+    Raises:
+        ValueError: If no reply format is known for the env (the message says how to add one).
+    """
+    entry_point = str(gym.spec(env_id).entry_point)
+    try:
+        return _FORMAT_EXAMPLES[entry_point]
+    except KeyError:
+        known = sorted(
+            spec.id
+            for spec in gym.registry.values()
+            if str(spec.entry_point) in _FORMAT_EXAMPLES
+        )
+        raise ValueError(
+            f"no format examples are known for {env_id} ({entry_point}), so it cannot be "
+            "warm-started: set warm_start_steps=0 (--warm-start-steps 0), or register one with "
+            "trl_env.trl.warm_start.register_format_example(env_id, fn). Envs with format "
+            f"examples: {', '.join(known)}"
+        ) from None
+
+
+@dataclass
+class WarmStartStats:
+    """What :func:`warm_start` did.
+
+    Attributes:
+        steps: Optimizer steps taken.
+        first_loss: Mean loss of the first 10 steps.
+        last_loss: Mean loss of the last 10 steps.
+        seconds: Wall time.
+    """
+
+    steps: int
+    first_loss: float
+    last_loss: float
+    seconds: float
+
+
+def _examples(
+    env_ids: Sequence[str],
+    count: int,
+    rng: np.random.Generator,
+    processor: ChatTemplateProcessor,
+    system_prompt: str | None,
+    env_kwargs: dict[str, Any],
+    envs: dict[str, gym.Env],
+) -> list[tuple[list[int], list[int]]]:
+    tokenizer = processor.tokenizer
+    batch = []
+    for _ in range(count):
+        env_id = env_ids[int(rng.integers(len(env_ids)))]
+        if env_id not in envs:
+            envs[env_id] = gym.make(env_id, **env_kwargs)
+        env = envs[env_id]
+        observation, _ = env.reset(seed=int(rng.integers(2**31 - 1)))
+        prompt = processor.initial_prompt_ids(system_prompt, observation)
+        reply = format_example_for(env_id)(env, rng)
+        target = tokenizer.encode(reply, add_special_tokens=False) + [processor.end_of_turn_id]
+        batch.append((prompt, target))
+    return batch
+
+
+def warm_start(
+    model: Any,
+    tokenizer: Any,
+    env_ids: str | Sequence[str],
+    *,
+    steps: int = 300,
+    batch_size: int = 32,
+    learning_rate: float = 3e-3,
+    seed: int = 0,
+    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+    env_kwargs: dict[str, Any] | None = None,
+    callback: Callable[[int, float], None] | None = None,
+) -> WarmStartStats:
+    """Fine-tune ``model`` in place on format-only replies to the envs' first observations.
+
+    Prompts are rendered with :class:`ChatTemplateProcessor` exactly as the rollout renders
+    them (same system prompt), and each target is a random well-formed reply followed by the
+    template's end-of-turn token; the loss is on the target tokens only.
+
+    Args:
+        model: A causal LM (trained in place, left in eval mode).
+        tokenizer: Its tokenizer (with a chat template).
+        env_ids: One registered ID or several; each needs a known format (see
+            :func:`register_format_example`).
+        steps: Optimizer steps.
+        batch_size: Examples per step.
+        learning_rate: AdamW learning rate.
+        seed: Seed of the examples (the observations and the random replies).
+        system_prompt: System message, as given to the rollout.
+        env_kwargs: ``gym.make`` kwargs for every env.
+        callback: Called as ``callback(step, loss)`` after every step.
+
+    Returns:
+        A :class:`WarmStartStats`.
+
+    Raises:
+        ValueError: For an env with no known reply format, or non-positive settings.
+    """
+    ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
+    if not ids:
+        raise ValueError("env_ids is empty: pass one registered ID or a list of them")
+    if steps < 1 or batch_size < 1 or learning_rate <= 0:
+        raise ValueError(
+            f"steps, batch_size and learning_rate must be positive; got {steps}, {batch_size}, "
+            f"{learning_rate}"
+        )
+    for env_id in dict.fromkeys(ids):
+        format_example_for(env_id)  # fail before any training
+    processor = ChatTemplateProcessor(tokenizer)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    device = next(model.parameters()).device
+    rng = np.random.default_rng(seed)
+    envs: dict[str, gym.Env] = {}
+    optimizer = torch.optim.AdamW(
+        (p for p in model.parameters() if p.requires_grad), lr=learning_rate, weight_decay=0.0
+    )
+    losses: list[float] = []
+    start = time.perf_counter()
+    model.train()
+    try:
+        for step in range(1, steps + 1):
+            batch = _examples(ids, batch_size, rng, processor, system_prompt, env_kwargs or {}, envs)
+            width = max(len(p) + len(t) for p, t in batch)
+            input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+            attention = torch.zeros((len(batch), width), dtype=torch.long)
+            labels = torch.full((len(batch), width), -100, dtype=torch.long)
+            for row, (prompt, target) in enumerate(batch):
+                ids_row = prompt + target
+                input_ids[row, : len(ids_row)] = torch.tensor(ids_row)
+                attention[row, : len(ids_row)] = 1
+                labels[row, len(prompt) : len(ids_row)] = torch.tensor(target)
+            output = model(
+                input_ids=input_ids.to(device),
+                attention_mask=attention.to(device),
+                labels=labels.to(device),
+            )
+            optimizer.zero_grad(set_to_none=True)
+            output.loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            losses.append(float(output.loss.detach()))
+            if callback is not None:
+                callback(step, losses[-1])
+    finally:
+        model.eval()
+        for env in envs.values():
+            env.close()
+    return WarmStartStats(
+        steps=steps,
+        first_loss=float(np.mean(losses[:10])),
+        last_loss=float(np.mean(losses[-10:])),
+        seconds=time.perf_counter() - start,
+    )
