@@ -11,8 +11,8 @@ Three measurements, printed in one run:
 3. The same tiny model, env and number of episodes through TRL's ``environment_factory`` tool
    loop (``GRPOTrainer._generate_and_score_completions``), side by side with this library's
    ``rollout_func`` through the same trainer method: model tokens per second of both.
-   Target: ours at least as fast. Caveat, printed too: the untrained tiny model rarely writes a
-   well-formed tool call, so TRL's loop mostly stops after one turn, while ours plays every turn.
+   Target: ours at least as fast. The tiny model is first fine-tuned for a few seconds to always
+   answer with the same tool call, so both loops play the same multi-turn episodes.
 
 Run:
     python benchmarks/rollout_overhead.py [--episodes 64] [--quick]
@@ -154,40 +154,64 @@ def measure_bookkeeping(tokenizer, episodes: int, repeats: int) -> None:
     )
 
 
-def measure_against_tool_loop(model_dir: str, episodes: int) -> None:
+TOOL_CALL_REPLY = '<tool_call>\n{"name": "act", "arguments": {"move": "[crane]"}}\n</tool_call>'
+
+
+def teach_fixed_reply(model_dir: str, steps: int) -> str:
+    """Fine-tune the tiny model to always answer with one tool call, and save it in place.
+
+    Both loops then play the same multi-turn episodes with the same model: TRL's tool loop
+    executes the call (``act(move="[crane]")``); our rollout parses ``[crane]`` out of the same
+    text. Without this, the untrained model writes no tool call and TRL's loop stops after one turn.
+    """
+    model, tokenizer = load_model_and_tokenizer(model_dir)
+    processor = ChatTemplateProcessor(tokenizer)
+    target = tokenizer.encode(TOOL_CALL_REPLY, add_special_tokens=False) + [processor.end_of_turn_id]
+    env = trl_env.GymnasiumToProtocol("TextWordle-v0")
+    prompts = [processor.initial_prompt_ids(None, env.reset(str(i))) for i in range(4)]
+    prompts.append(processor.initial_prompt_ids(None, env.step("[crane]")))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    model.train()
+    for step in range(steps):
+        prompt = prompts[step % len(prompts)]
+        ids = torch.tensor([prompt + target])
+        labels = ids.clone()
+        labels[0, : len(prompt)] = -100
+        loss = model(input_ids=ids, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.save_pretrained(model_dir)
+    return model_dir
+
+
+def measure_against_tool_loop(model_dir: str, episodes: int, sft_steps: int) -> None:
     from trl import GRPOConfig, GRPOTrainer
+
+    teach_fixed_reply(model_dir, sft_steps)
 
     def trainer_for(**kwargs):
         args = GRPOConfig(
-            output_dir=tempfile.mkdtemp(),
-            use_cpu=True,
-            bf16=False,
-            report_to="none",
-            per_device_train_batch_size=episodes,
-            num_generations=4,
-            max_completion_length=512,
-            logging_steps=1,
-            save_strategy="no",
-            temperature=1.0,
+            output_dir=tempfile.mkdtemp(), use_cpu=True, bf16=False, report_to="none",
+            per_device_train_batch_size=episodes, num_generations=4, max_completion_length=1024,
+            logging_steps=1, save_strategy="no", temperature=1.0, max_tool_calling_iterations=5,
         )
         return GRPOTrainer(model=model_dir, args=args, **kwargs)
 
     dataset = trl_env.make_dataset("TextWordle-v0", episodes // 4, seed=0)
     inputs = [row for row in dataset for _ in range(4)]
-    ours = trl_env.make_rollout_func(max_new_tokens_per_turn=48)
+    ours = trl_env.make_rollout_func(max_new_tokens_per_turn=64, system_prompt=None)
     setups = {
         "trl-env rollout_func": trainer_for(
             reward_funcs=trl_env.env_reward, train_dataset=dataset, rollout_func=ours
         ),
         "TRL environment_factory": trainer_for(
-            reward_funcs=None,
-            train_dataset=dataset,
-            environment_factory=trl_env.make_environment_factory(),
+            reward_funcs=None, train_dataset=dataset,
+            environment_factory=trl_env.make_environment_factory(instructions=""),
         ),
     }
-    print(
-        "3) same tiny model, env and episodes through GRPOTrainer._generate_and_score_completions"
-    )
+    print("3) same tiny model (taught to always call the tool), env and episodes, through")
+    print("   GRPOTrainer._generate_and_score_completions (generation + scoring)")
     rates = {}
     for name, trainer in setups.items():
         torch.manual_seed(0)
@@ -199,17 +223,11 @@ def measure_against_tool_loop(model_dir: str, episodes: int) -> None:
             mask = mask * batch["tool_mask"]
         tokens = int(mask.sum())
         rates[name] = tokens / elapsed
-        print(
-            f"   {name:26s} {tokens:6d} model tokens in {elapsed:6.2f} s -> {rates[name]:8.1f} tok/s"
-        )
+        print(f"   {name:26s} {tokens:6d} model tokens in {elapsed:6.2f} s -> {rates[name]:8.1f} tok/s")
     ratio = rates["trl-env rollout_func"] / rates["TRL environment_factory"]
-    print(
-        f"   ours / TRL tool loop = {ratio:.2f}x (target >= 1.0: {'met' if ratio >= 1.0 else 'MISSED'})"
-    )
-    print(
-        f"   turns played by ours: max {max(e.turns for e in ours.last_episodes)} "
-        "(TRL's loop stops when the tiny model writes no tool call, usually after one turn)"
-    )
+    print(f"   ours / TRL tool loop = {ratio:.2f}x (target >= 1.0: {'met' if ratio >= 1.0 else 'MISSED'})")
+    turns = [e.turns for e in ours.last_episodes]
+    print(f"   turns per episode (ours): mean {sum(turns) / len(turns):.1f}, max {max(turns)}")
 
 
 def main() -> None:
@@ -224,7 +242,7 @@ def main() -> None:
         model.eval()
         measure_overhead(model, tokenizer, args.episodes, per_turn=16 if args.quick else 32)
         measure_bookkeeping(tokenizer, args.episodes, repeats=3 if args.quick else 7)
-        measure_against_tool_loop(model_dir, args.episodes)
+        measure_against_tool_loop(model_dir, args.episodes, sft_steps=60 if args.quick else 150)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,14 @@ from gymnasium.utils.env_checker import check_env, data_equivalence
 
 import trl_env
 from tests.conftest import text_env_ids
+from trl_env.utils import check_text_env
+from trl_env.wrappers import (
+    CapObservationLength,
+    LimitInvalidActions,
+    PenalizeInvalidActions,
+    PrefixFirstObservation,
+    RecordTranscript,
+)
 
 ACTIONS = ["[crane]", "", "hello world", "[slate]", "🎉 ñ\n\t", "1", "[zzzzz]", "x" * 5000]
 
@@ -131,3 +139,88 @@ def test_protocol_adapter(env_id: str) -> None:
         assert steps < 10_000
     with pytest.raises(trl_env.EpisodeOverError):
         env.step("anything")
+
+
+# --- check_text_env and wrapper stacks over every registered env --------------------------------
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_check_text_env(env_id: str) -> None:
+    check_text_env(gym.make(env_id))
+
+
+PREFIX = "You are playing a text game. Think, then answer in the format asked."
+CAP = 3000
+
+
+def gymnasium_stack(env_id: str) -> gym.Env[str, str]:
+    env = gym.make(env_id, max_episode_steps=3)  # TimeLimit
+    env = gym.wrappers.RecordEpisodeStatistics(env)
+    env = gym.wrappers.NormalizeReward(env, gamma=0.9)
+    env = gym.wrappers.TransformReward(env, lambda r: 10.0 * r)
+    return gym.wrappers.TransformObservation(env, str.strip, env.observation_space)
+
+
+def trl_env_stack(env_id: str) -> gym.Env[str, str]:
+    # Recorders go outside whatever ends or rewrites episodes (TimeLimit, LimitInvalidActions).
+    env = gym.make(env_id)
+    env = PenalizeInvalidActions(env, 0.5)
+    env = LimitInvalidActions(env, 2)
+    env = PrefixFirstObservation(env, PREFIX)
+    env = CapObservationLength(env, CAP)
+    return RecordTranscript(env)
+
+
+def mixed_stack(env_id: str) -> gym.Env[str, str]:
+    env = gym.make(env_id, max_episode_steps=4)
+    env = LimitInvalidActions(env, 3)
+    env = gym.wrappers.TransformReward(env, lambda r: r - 1.0)
+    env = PrefixFirstObservation(env, PREFIX)
+    env = CapObservationLength(env, CAP)
+    env = gym.wrappers.RecordEpisodeStatistics(env)
+    return RecordTranscript(env)
+
+
+STACKS = {"gymnasium": gymnasium_stack, "trl_env": trl_env_stack, "mixed": mixed_stack}
+
+
+def play_episode(env: gym.Env[str, str], seed: int) -> tuple[list[str], list[float], dict]:
+    observation, _ = env.reset(seed=seed)
+    observations, rewards = [observation], []
+    for step in range(50):
+        observation, reward, terminated, truncated, info = env.step(ACTIONS[step % len(ACTIONS)])
+        observations.append(observation)
+        rewards.append(float(reward))
+        if terminated or truncated:
+            return observations, rewards, info
+    raise AssertionError("the stack did not end the episode")
+
+
+@pytest.mark.parametrize("stack", sorted(STACKS))
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_wrapper_matrix(env_id: str, stack: str) -> None:
+    env = STACKS[stack](env_id)
+    observations, rewards, info = play_episode(env, seed=1)
+    assert all(env.observation_space.contains(o) for o in observations)
+    steps = len(rewards)
+    if stack != "trl_env":
+        assert info["episode"]["l"] == steps <= 4
+    if stack != "gymnasium":
+        assert observations[0].startswith(PREFIX + "\n\n")
+        assert all(len(o) <= CAP for o in observations)
+        assert [turn.action for turn in info["transcript"]] == ACTIONS[:steps]
+        assert [turn.observation for turn in info["transcript"]] == observations[:-1]
+        assert [turn.reward for turn in info["transcript"]] == rewards
+    # the spec records every wrapper, so gym.make rebuilds the same stack
+    remade = gym.make(env.spec)
+    assert str(remade) == str(env)
+    assert play_episode(remade, seed=1)[:2] == (observations, rewards)
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
+def test_trl_env_wrappers_keep_envs_text_envs(env_id: str) -> None:
+    check_text_env(trl_env_stack(env_id), check_gymnasium=False)
+    env = trl_env.GymnasiumToProtocol(trl_env_stack(env_id))
+    assert env.reset("2").startswith(PREFIX)
+    while env.alive:
+        env.step("???")  # LimitInvalidActions ends it after 2 invalid replies at most

@@ -25,7 +25,7 @@ from gymnasium.vector.utils import (
 
 from trl_env.error import InvalidSpaceError
 
-__all__ = ["DEFAULT_MAX_LENGTH", "SAMPLE_ALPHABET", "TextSpace"]
+__all__ = ["DEFAULT_MAX_LENGTH", "SAMPLE_ALPHABET", "SharedTextBatch", "TextSpace"]
 
 DEFAULT_MAX_LENGTH = 65_536
 """Default upper bound on the length (in characters) of an observation or action."""
@@ -166,10 +166,54 @@ def _create_text_shared_memory(space: TextSpace, n: int = 1, ctx: ModuleType = m
     return ctx.Array(np.dtype(np.int32).char, n * space.max_length)
 
 
+class SharedTextBatch(Sequence[str]):
+    """A live, read-only view of ``n`` strings stored in a shared-memory buffer.
+
+    ``AsyncVectorEnv(shared_memory=True)`` calls ``read_from_shared_memory`` once, at construction,
+    and then returns that same object after every ``reset``/``step`` while the workers rewrite the
+    buffer (numpy views make this work for ``Box``). A tuple of strings would be frozen at the
+    empty initial values (gymnasium's own ``Text`` has exactly this bug), so the batch is decoded
+    on access instead. ``copy.deepcopy``, ``copy.copy`` and pickling give a plain ``tuple`` of the
+    current strings, so ``AsyncVectorEnv(copy=True)`` (the default) hands out ordinary tuples.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: np.ndarray) -> None:
+        self._data = data
+
+    def __len__(self) -> int:
+        return self._data.shape[0]
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(_decode_codepoints(row) for row in self._data[index])
+        return _decode_codepoints(self._data[index])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SharedTextBatch | tuple | list):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable view
+
+    def __copy__(self) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))
+
+    def __repr__(self) -> str:
+        return f"SharedTextBatch({tuple(self)!r})"
+
+
 @read_from_shared_memory.register(TextSpace)
-def _read_text_shared_memory(space: TextSpace, shared_memory: Any, n: int = 1) -> tuple[str, ...]:
+def _read_text_shared_memory(space: TextSpace, shared_memory: Any, n: int = 1) -> SharedTextBatch:
     data = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length))
-    return tuple(_decode_codepoints(row) for row in data)
+    return SharedTextBatch(data)
 
 
 @write_to_shared_memory.register(TextSpace)
@@ -182,7 +226,7 @@ def _write_text_shared_memory(space: TextSpace, index: int, value: str, shared_m
         )
     destination = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)
     row = destination[index * space.max_length : (index + 1) * space.max_length]
-    codes = np.frombuffer(value.encode("utf-32-le"), dtype=np.int32)
+    codes = np.frombuffer(value.encode("utf-32-le", "surrogatepass"), dtype=np.int32)
     row[: len(codes)] = codes
     row[len(codes) :] = 0
 
@@ -191,4 +235,4 @@ def _decode_codepoints(row: Iterable[int]) -> str:
     codes = np.asarray(row, dtype=np.int32)
     nonzero = np.flatnonzero(codes == 0)
     end = int(nonzero[0]) if nonzero.size else codes.size
-    return codes[:end].tobytes().decode("utf-32-le")
+    return codes[:end].tobytes().decode("utf-32-le", "surrogatepass")

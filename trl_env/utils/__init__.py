@@ -2,4 +2,6 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from trl_env.utils.checker import NASTY_ACTIONS, TextEnvCheckError, check_text_env
+
+__all__ = ["NASTY_ACTIONS", "TextEnvCheckError", "check_text_env"]
