@@ -434,3 +434,39 @@ def test_make_dataset_errors() -> None:
 def test_mixed_dataset_is_balanced() -> None:
     dataset = make_dataset(["TextWordle-v0", "TextWordle-v0"], 10)
     assert len(dataset) == 10
+
+
+def test_trainer_chat_template_kwargs_reach_the_processor(tokenizer) -> None:
+    trainer = fake_trainer(tokenizer)
+    trainer.chat_template_kwargs = {"enable_thinking": False}
+    rollout = make_rollout_func(generator=ScriptedGenerator(tokenizer, "[slate]"), max_turns=1)
+    output = rollout(tasks_prompts(n=1, copies=1), trainer)
+    processor = rollout.processor_for(tokenizer)
+    assert processor.chat_template_kwargs == {"enable_thinking": False}
+    rendered = tokenizer.apply_chat_template(
+        [
+            {"role": "system", "content": trl_env.trl.DEFAULT_SYSTEM_PROMPT},
+            {"role": "user", "content": rollout.last_episodes[0].transcript[0]["text"]},
+        ],
+        tokenize=False,
+        add_generation_prompt=True,
+        enable_thinking=False,
+    )
+    assert tokenizer.decode(output["prompt_ids"][0]) == rendered
+
+
+def test_per_env_metrics_once_a_run_has_seen_several_envs(tokenizer) -> None:
+    trl_env.register_protocol_env("TextEchoSeen-v0", f"{__name__}:EchoEnv", max_episode_steps=3)
+    try:
+        rollout = make_rollout_func(generator=ScriptedGenerator(tokenizer, "[slate]"))
+        logged: list[tuple[str, float]] = []
+        trainer = fake_trainer(tokenizer, 2048)
+        trainer._log_metric = lambda name, value: logged.append((name, value))
+        rollout(tasks_prompts(n=1, copies=2), trainer)  # only Wordle so far
+        assert not any(name.startswith("env/TextWordle") for name, _ in logged)
+        rollout(tasks_prompts("TextEchoSeen-v0", n=1, copies=2), trainer)
+        logged.clear()
+        rollout(tasks_prompts(n=1, copies=2), trainer)  # a Wordle-only batch, in a mixed run
+        assert any(name == "env/TextWordle-v0/success_rate" for name, _ in logged)
+    finally:
+        del gym.registry["TextEchoSeen-v0"]

@@ -362,16 +362,27 @@ class EnvRollout:
         self._pool = _EnvPool()
         self.generation_calls = 0
         self.last_episodes: list[Episode] = []
+        self._seen_env_ids: set[str] = set()
 
-    def processor_for(self, tokenizer: Any) -> ChatTemplateProcessor:
-        """The processor (built once from the trainer's tokenizer unless one was given)."""
+    def processor_for(
+        self, tokenizer: Any, chat_template_kwargs: dict[str, Any] | None = None
+    ) -> ChatTemplateProcessor:
+        """The processor (built once from the trainer's tokenizer unless one was given).
+
+        Args:
+            tokenizer: The trainer's tokenizer.
+            chat_template_kwargs: The trainer's ``GRPOConfig.chat_template_kwargs`` (for example
+                ``{"enable_thinking": False}``), applied when the processor is built here.
+        """
         if self._processor is None:
             if isinstance(self._processor_arg, ChatTemplateProcessor):
                 self._processor = self._processor_arg
             elif callable(self._processor_arg):
                 self._processor = self._processor_arg(tokenizer)
             else:
-                self._processor = ChatTemplateProcessor(tokenizer)
+                self._processor = ChatTemplateProcessor(
+                    tokenizer, chat_template_kwargs=chat_template_kwargs or None
+                )
         return self._processor
 
     def _generator_for(self, trainer: Any) -> Generator:
@@ -385,7 +396,7 @@ class EnvRollout:
         """Play one episode per prompt and return the ``GRPOTrainer`` rollout dict."""
         tasks = [task_from_prompt(prompt) for prompt in prompts]
         tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
-        processor = self.processor_for(tokenizer)
+        processor = self.processor_for(tokenizer, getattr(trainer, "chat_template_kwargs", None))
         generator = _CountingGenerator(self._generator_for(trainer))
         budget = self.config.max_completion_length or trainer.max_completion_length
         episodes = play_episodes(
@@ -399,8 +410,11 @@ class EnvRollout:
         )
         self.generation_calls = generator.calls
         self.last_episodes = episodes
+        self._seen_env_ids.update(task.env_id for task in tasks)
         if self.config.log_metrics:
-            _log_metrics(trainer, episodes)
+            # Per-env metrics once this run has seen several envs (a mixed dataset), even in a
+            # batch that happens to hold one: metric names must not depend on the batch.
+            _log_metrics(trainer, episodes, per_env=len(self._seen_env_ids) > 1)
         return episodes_to_rollout_output(episodes)
 
 
@@ -455,14 +469,13 @@ def _process_sync(trainer: Any) -> Callable[[int], int] | None:
     return total_playing
 
 
-def _log_metrics(trainer: Any, episodes: Sequence[Episode]) -> None:
+def _log_metrics(trainer: Any, episodes: Sequence[Episode], *, per_env: bool) -> None:
     log_metric = getattr(trainer, "_log_metric", None)
     if log_metric is None or not episodes:
         return
     groups: dict[str, list[Episode]] = {"env": list(episodes)}
-    ids = {e.task.env_id for e in episodes}
-    if len(ids) > 1:
-        for env_id in sorted(ids):
+    if per_env:
+        for env_id in sorted({e.task.env_id for e in episodes}):
             groups[f"env/{env_id}"] = [e for e in episodes if e.task.env_id == env_id]
     for prefix, group in groups.items():
         n = len(group)
