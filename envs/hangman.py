@@ -1,0 +1,439 @@
+"""Hangman as a text environment: find a secret word one letter at a time before the lives run out."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import cache, lru_cache
+from importlib import resources
+from itertools import chain
+from typing import Any
+
+import gymnasium as gym
+
+from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
+
+__all__ = ["TextHangmanEnv", "candidate_words", "hangman_words", "oracle_action", "parse_guess"]
+
+_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
+# A bare guess may carry the punctuation people (and models) put around a word.
+_BARE_STRIP = " \t\r\n.,;:!?'\"`*_"
+_MAX_ECHO = 24  # characters of a bad action quoted back in feedback
+# English letter frequency order: the oracle's fallback for a secret outside the word list.
+_LETTER_ORDER = "etaoinsrhldcumfpgwybvkxjqz"
+# The oracle searches exhaustively once this few candidate words are left.
+_EXACT_SEARCH_SIZE = 20
+
+
+@cache
+def hangman_words() -> tuple[str, ...]:
+    """The secret words: common English words of 4 to 10 letters, 300 of each length.
+
+    Sorted by length, then alphabetically; lowercase ``a-z``. Built by
+    ``scripts/build_hangman_words.py`` (see ``envs/data/README.md``).
+    """
+    text = resources.files("trl_env.envs").joinpath("data", "hangman_words.txt").read_text("ascii")
+    return tuple(text.split())
+
+
+@cache
+def _words_of_length(length: int) -> tuple[str, ...]:
+    return tuple(w for w in hangman_words() if len(w) == length)
+
+
+@cache
+def _words_between(min_length: int, max_length: int) -> tuple[str, ...]:
+    return tuple(w for w in hangman_words() if min_length <= len(w) <= max_length)
+
+
+def parse_guess(action: str) -> tuple[str | None, str | None]:
+    """Extract a letter or word guess from free model text.
+
+    The last ``[bracketed]`` guess wins; without brackets, the whole reply must be one bare letter
+    or word.
+
+    Args:
+        action: The model's action text.
+
+    Returns:
+        ``(guess, None)`` with the lowercase guess (a letter, or a word whose length the game still
+        has to check), or ``(None, problem)`` describing why no guess could be read.
+
+    Example:
+        >>> parse_guess("The most common letter is [E]")
+        ('e', None)
+        >>> parse_guess("garden.")
+        ('garden', None)
+        >>> parse_guess("[3]")
+        (None, "'3' is not a letter or a word: use only the letters a-z")
+    """
+    if not isinstance(action, str):
+        return None, f"your reply must be text, not {type(action).__name__}"
+    bracketed = _BRACKETED.findall(action)
+    if bracketed:
+        candidate = bracketed[-1].strip()
+        if not candidate:
+            return None, "the brackets were empty"
+    else:
+        candidate = action.strip(_BARE_STRIP)
+        if not candidate:
+            return None, "your reply was empty"
+        if any(c.isspace() for c in candidate):
+            return None, "no guess found: put one letter in square brackets, like [e]"
+    if not (candidate.isascii() and candidate.isalpha()):
+        return None, f"{_quote(candidate)} is not a letter or a word: use only the letters a-z"
+    return candidate.lower(), None
+
+
+def _quote(text: str) -> str:
+    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
+
+
+def _lives(n: int) -> str:
+    return f"{n} li{'fe' if n == 1 else 'ves'}"
+
+
+class TextHangmanEnv(gym.Env[str, str]):
+    """Hangman: find the secret English word one letter at a time before the lives run out.
+
+    ## Description
+    The secret is drawn with ``self.np_random`` from the common English words of
+    ``min_length..max_length`` letters in :func:`hangman_words` (default 6-10 letters: 1,500
+    words). The player sees one blank per letter and guesses a letter, which reveals every copy
+    of it, or the whole word. Each letter that is not in the word and each wrong whole-word guess
+    costs a life; the game is lost when ``lives`` (default 6) reach zero. Short words are harder
+    (fewer letters to hit), so ``TextHangmanHard-v0`` uses words of 4-5 letters.
+
+    ## Action Space
+    Free text (:class:`trl_env.TextSpace`). The guess is the last ``[bracketed]`` letter or word,
+    or the whole reply if it is a single bare letter or word; case-insensitive. A whole-word guess
+    must have the secret's length but need not be in the word list. A reply with no readable
+    guess, a guess of the wrong length, or a repeated guess (a letter or word already tried) is an
+    *invalid action*: it never raises and costs no life, but uses up the turn, returns feedback
+    that says exactly what was wrong, sets ``info["invalid_action"]`` and gives
+    ``-invalid_action_penalty``.
+
+    ## Observation Space
+    Text. The first observation states the rules, the blanks and the reply format; every later
+    one is only the new message (the delta): whether the guess was right, the word so far, the
+    lives left and the letters missed. The secret is revealed when the episode ends.
+
+    ## Rewards
+    1.0 for finding the word, 0.0 otherwise; ``-invalid_action_penalty`` for an invalid action.
+    With ``partial_credit > 0``, each right letter that does not end the game also earns
+    ``partial_credit`` times the fraction of the word it reveals (so the shaped part of a return
+    is below ``partial_credit``).
+
+    ## Episode End
+    Terminated when the word is found (won) or the last life is lost. Truncated by gymnasium's
+    ``TimeLimit`` after ``max_episode_steps=30`` turns (valid or not; a game never needs more
+    than 26 valid ones).
+
+    ## Arguments
+    ```python
+    gym.make("TextHangman-v0", lives=6, min_length=6, max_length=10,
+             invalid_action_penalty=0.1, partial_credit=0.0, render_mode="ansi")
+    ```
+    ``TextHangmanHard-v0`` is ``min_length=4, max_length=5``. Lengths must lie in 4-10.
+    ``reset(options={"secret": "garden"})`` fixes the secret (any word of letters a-z).
+
+    ## Info
+    ``guess`` of the step (``None`` when invalid), ``correct`` (whether it was right; ``None``
+    when invalid), ``pattern`` (the word so far, ``_`` for blanks), ``guessed`` letters,
+    ``missed`` letters, ``wrong_words``, ``lives``, ``invalid_action`` (with ``error``), ``won``,
+    and ``secret`` once the episode ends.
+
+    ## Version History
+    * v0: Initial version.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import trl_env
+        >>> env = gym.make("TextHangman-v0")
+        >>> observation, info = env.reset(seed=0, options={"secret": "garden"})
+        >>> print(env.step("[e]")[0])
+        Yes, E is in the word.
+        Word: _ _ _ _ E _
+        6 lives left.
+        >>> env.step("I know it: [garden]")[1:3]
+        (1.0, True)
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        *,
+        lives: int = 6,
+        min_length: int = 6,
+        max_length: int = 10,
+        invalid_action_penalty: float = 0.1,
+        partial_credit: float = 0.0,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if lives < 1:
+            raise ValueError(f"lives must be >= 1, got {lives}")
+        shortest, longest = len(hangman_words()[0]), len(hangman_words()[-1])
+        if not shortest <= min_length <= max_length <= longest:
+            raise ValueError(
+                f"need {shortest} <= min_length <= max_length <= {longest}, got "
+                f"min_length={min_length}, max_length={max_length}"
+            )
+        if invalid_action_penalty < 0 or partial_credit < 0:
+            raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
+        self.render_mode = render_mode
+        self.lives = lives
+        self.min_length, self.max_length = min_length, max_length
+        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.partial_credit = float(partial_credit)
+        self.observation_space = TextSpace(4096)
+        self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
+        # Built once per process and shared read-only: reset never rebuilds it.
+        self._words = _words_between(min_length, max_length)
+        self.secret = ""
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        self.turn = 0
+        self.lives_left = self.lives
+        self.guessed: list[str] = []  # letters, in the order guessed
+        self.missed: list[str] = []
+        self.wrong_words: list[str] = []
+        self.won = False
+        self._done = False
+
+    @property
+    def pattern(self) -> str:
+        """The word as the player sees it: guessed letters, ``_`` for the others."""
+        return "".join(c if c in self.guessed else "_" for c in self.secret)
+
+    def _board(self) -> str:
+        return "Word: " + " ".join(self.pattern.upper())
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Draw a new secret word (or take ``options["secret"]``) and return the rules."""
+        super().reset(seed=seed)
+        secret = (options or {}).get("secret")
+        if secret is None:
+            self.secret = self._words[int(self.np_random.integers(len(self._words)))]
+        else:
+            if not (
+                isinstance(secret, str) and secret.isascii() and secret.isalpha() and secret
+            ) or not (2 <= len(secret) <= 64):
+                raise ValueError(
+                    f"options['secret'] must be a word of 2-64 letters a-z, got {secret!r}"
+                )
+            self.secret = secret.lower()
+        self._reset_state()
+        n = len(self.secret)
+        observation = (
+            f"Let's play Hangman. Find my secret English word of {n} letters.\n"
+            f"{self._board()}\n"
+            f"You have {_lives(self.lives)}. Guess one letter at a time: it shows every place the "
+            "letter is in the word. A letter that is not in the word, or a wrong guess of the "
+            "whole word, costs one life. Repeating a guess costs no life but wastes a turn.\n"
+            "Reply with one letter in square brackets, like [e], or with the whole word in "
+            "brackets once you know it."
+        )
+        return observation, self._info()
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "pattern": self.pattern,
+            "guessed": list(self.guessed),
+            "missed": list(self.missed),
+            "wrong_words": list(self.wrong_words),
+            "lives": self.lives_left,
+        }
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Play one guess. Never raises on any string ``action``."""
+        if not self.secret:
+            raise gym.error.ResetNeeded("TextHangman: call reset() before step()")
+        if self._done:
+            raise gym.error.ResetNeeded(
+                "TextHangman: step() called after the episode ended (terminated or truncated); "
+                "call reset() to start a new game"
+            )
+        self.turn += 1
+        n = len(self.secret)
+        guess, problem = parse_guess(action)
+        if guess is not None:
+            if len(guess) not in (1, n):
+                guess, problem = (
+                    None,
+                    f"{_quote(guess)} has {len(guess)} letters: guess one letter or the whole "
+                    f"{n}-letter word",
+                )
+            elif guess in self.guessed or guess in self.wrong_words:
+                guess, problem = None, f"you already guessed {guess.upper()}"
+        reward = 0.0
+        correct: bool | None = None
+        if problem is not None:
+            reward = -self.invalid_action_penalty
+            message = (
+                f"Invalid guess: {problem}. No life lost, but that used up a turn. "
+                f"Reply with one new letter, like [e], or the whole {n}-letter word."
+            )
+        elif len(guess) == 1:  # a letter (secrets have at least two letters)
+            self.guessed.append(guess)
+            hits = self.secret.count(guess)
+            correct = hits > 0
+            if correct:
+                times = "" if hits == 1 else f" ({hits} times)"
+                message = f"Yes, {guess.upper()} is in the word{times}."
+                if "_" not in self.pattern:
+                    self.won = True
+                else:
+                    reward = self.partial_credit * hits / n
+            else:
+                self.missed.append(guess)
+                self.lives_left -= 1
+                message = f"No, {guess.upper()} is not in the word."
+        else:
+            correct = guess == self.secret
+            if correct:
+                self.won = True
+                message = f"Yes, the word is {guess.upper()}."
+            else:
+                self.wrong_words.append(guess)
+                self.lives_left -= 1
+                message = f"No, the word is not {guess.upper()}."
+        if self.won:
+            reward = 1.0
+            message += f"\nYou won! The word was {self.secret.upper()}."
+        elif self.lives_left <= 0:
+            message += f"\n{self._board()}\nNo lives left. The word was {self.secret.upper()}."
+        else:
+            message += f"\n{self._board()}\n{_lives(self.lives_left)} left."
+            if self.missed:
+                message += f" Missed: {' '.join(self.missed).upper()}."
+        terminated = self.won or self.lives_left <= 0
+        info = self._info()
+        info.update(guess=guess, correct=correct, invalid_action=problem is not None, won=self.won)
+        if problem is not None:
+            info["error"] = problem
+        if terminated:
+            self._done = True
+            info["secret"] = self.secret
+        return message, reward, terminated, False, info
+
+    def render(self) -> str | None:  # type: ignore[override]
+        """The word so far, lives and misses as text (``render_mode="ansi"``)."""
+        if self.render_mode != "ansi":
+            return None
+        rows = [
+            self._board(),
+            f"Lives: {self.lives_left}/{self.lives}",
+            f"Missed: {' '.join(self.missed + self.wrong_words).upper() or '-'}",
+        ]
+        if self._done:
+            rows.append(f"secret: {self.secret.upper()}")
+        return "\n".join(rows) + "\n"
+
+
+def candidate_words(env: gym.Env[str, str]) -> list[str]:
+    """The words of :func:`hangman_words` still consistent with everything the player has seen.
+
+    A candidate has the secret's length, the revealed letters in their places and no guessed
+    letter (hit or missed) in a blank, and is not a wrong whole-word guess.
+
+    Args:
+        env: A ``TextHangman`` env (wrapped or not), reset.
+
+    Returns:
+        The candidate words, in word-list order.
+    """
+    game = _game(env)
+    guessed = "".join(sorted(set(game.guessed)))
+    return _candidates(game.pattern, guessed, tuple(game.wrong_words))
+
+
+@cache
+def _joined_words(length: int) -> str:
+    return "\n".join(_words_of_length(length))
+
+
+def _game(env: gym.Env[str, str]) -> TextHangmanEnv:
+    game = env.unwrapped
+    if not isinstance(game, TextHangmanEnv):
+        raise TypeError(f"needs a TextHangman env, got {type(game).__name__}")
+    return game
+
+
+def oracle_action(env: gym.Env[str, str]) -> str:
+    """A strong Hangman player that knows the word list (but never reads the secret).
+
+    It keeps the :func:`candidate_words` consistent with what it has seen. While many are left it
+    guesses the untried letter found in the most candidates (the safest letter); once at most 20
+    are left it searches the game tree exhaustively for the move (letter or whole word) that wins
+    against the most candidates with the lives left. With one candidate it guesses the word.
+
+    With 6 lives it wins every word of 6-10 letters in the list (``TextHangman-v0``, checked
+    exhaustively) and about 93% of the 4-5-letter words (``TextHangmanHard-v0``): some short
+    words cannot be told apart in time by any strategy (``_ight``: fight, light, might, night,
+    right, sight, tight, ...).
+
+    Args:
+        env: A ``TextHangman`` env (wrapped or not), reset and not yet ended.
+
+    Returns:
+        The action text, like ``"[e]"`` or ``"[garden]"``.
+    """
+    game = _game(env)
+    guessed = "".join(sorted(set(game.guessed)))
+    move = _oracle_move(game.pattern, guessed, tuple(sorted(game.wrong_words)), game.lives_left)
+    return f"[{move}]"
+
+
+def _candidates(pattern: str, guessed: str, wrong_words: tuple[str, ...]) -> list[str]:
+    blank = f"[^{guessed}\\n]"
+    regex = "".join(blank if c == "_" else c for c in pattern)
+    found = re.findall(f"^{regex}$", _joined_words(len(pattern)), re.MULTILINE)
+    return [w for w in found if w not in wrong_words]
+
+
+@lru_cache(maxsize=100_000)
+def _oracle_move(pattern: str, guessed: str, wrong_words: tuple[str, ...], lives: int) -> str:
+    """The oracle's move for what the player has seen (cached: openings repeat across games)."""
+    candidates = _candidates(pattern, guessed, wrong_words)
+    if not candidates:  # secret outside the word list: plain letter frequency
+        return next(c for c in _LETTER_ORDER if c not in guessed)
+    if len(candidates) == 1:
+        return candidates[0]
+    if len(candidates) <= _EXACT_SEARCH_SIZE:
+        return _best_move(tuple(candidates), lives)[1]
+    counts = Counter(chain.from_iterable(map(set, candidates)))
+    return max(sorted(set(counts) - set(guessed)), key=counts.__getitem__)
+
+
+@lru_cache(maxsize=200_000)
+def _best_move(candidates: tuple[str, ...], lives: int) -> tuple[int, str]:
+    """``(wins, move)``: how many of ``candidates`` optimal play wins, and the move to do so."""
+    if lives <= 0:
+        return 0, candidates[0]
+    if len(candidates) == 1:
+        return 1, candidates[0]
+    # Guessing a word wins for that word; the others are played on with one life less.
+    best = 1 + _best_move(candidates[1:], lives - 1)[0], candidates[0]
+    letters = sorted(set().union(*candidates))
+    for letter in letters:
+        if best[0] == len(candidates):
+            break
+        groups: dict[tuple[int, ...], list[str]] = {}
+        for word in candidates:
+            where = tuple(i for i, c in enumerate(word) if c == letter)
+            groups.setdefault(where, []).append(word)
+        if len(groups) == 1 and () not in groups:
+            continue  # every candidate has it in the same places: no information
+        wins = sum(
+            _best_move(tuple(group), lives - 1 if where == () else lives)[0]
+            for where, group in groups.items()
+        )
+        if wins > best[0]:
+            best = wins, letter
+    return best

@@ -1,0 +1,474 @@
+"""Mastermind as a text environment: crack a secret code of coloured pegs from black/white pegs."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from functools import cache, lru_cache
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
+
+__all__ = ["TextMastermindEnv", "consistent_codes", "oracle_action", "parse_code", "score_code"]
+
+MAX_COLORS = 9  # colours are the digits 1-9
+MAX_CODE_LENGTH = 8
+_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
+# Characters allowed between the digits of a code: "1 2 3 4", "1,2,3,4", "1-2-3-4".
+_SEPARATORS = str.maketrans("", "", " \t,;-/|")
+_BARE_STRIP = " \t\r\n.,;:!?'\"`*_"
+_MAX_ECHO = 24  # characters of a bad action quoted back in feedback
+_POOL = 256  # the oracle scores at most this many candidate guesses per move
+_ORACLE_EVAL = 4096  # ...against at most this many (evenly spaced) candidate secrets
+
+
+def score_code(secret: Sequence[int] | str, guess: Sequence[int] | str) -> tuple[int, int]:
+    """Score ``guess`` against ``secret`` by the Mastermind rule.
+
+    Args:
+        secret: The secret code: a sequence of colours (ints, or a string of digits).
+        guess: The guessed code, the same length.
+
+    Returns:
+        ``(black, white)``: ``black`` pegs are right colour in the right place; ``white`` pegs are
+        right colour in the wrong place, counting each colour at most as often as the secret has
+        it left over after the blacks (so ``black + white`` is the number of colours in common).
+
+    Example:
+        >>> score_code("1234", "1234")
+        (4, 0)
+        >>> score_code("1234", "4321")
+        (0, 4)
+        >>> score_code("1122", "1212")
+        (2, 2)
+        >>> score_code((1, 1, 2, 2), (1, 1, 1, 1))  # only two 1s in the secret
+        (2, 0)
+    """
+    if len(secret) != len(guess):
+        raise ValueError(f"guess {guess!r} and secret {secret!r} differ in length")
+    black = sum(s == g for s, g in zip(secret, guess, strict=True))
+    common = sum((Counter(secret) & Counter(guess)).values())
+    return black, common - black
+
+
+def parse_code(
+    action: str, code_length: int = 4, num_colors: int = 6
+) -> tuple[str | None, str | None]:
+    """Extract a code from free model text.
+
+    The last ``[bracketed]`` code wins; without brackets, the whole reply must be the code. Digits
+    may be separated by spaces, commas or dashes: ``[1 2 3 4]``, ``[1234]``, ``1,2,3,4``.
+
+    Args:
+        action: The model's action text.
+        code_length: Number of pegs expected.
+        num_colors: Colours are the digits ``1..num_colors``.
+
+    Returns:
+        ``(code, None)`` with the code as a string of digits, or ``(None, problem)`` describing
+        why no valid code could be read.
+
+    Example:
+        >>> parse_code("Let me try [1 1 2 2]")
+        ('1122', None)
+        >>> parse_code("6543")
+        ('6543', None)
+        >>> parse_code("[1 2 3]")
+        (None, "'1 2 3' has 3 pegs, not 4")
+        >>> parse_code("[1 2 3 7]")
+        (None, 'colour 7 does not exist: use the digits 1 to 6')
+    """
+    if not isinstance(action, str):
+        return None, f"your reply must be text, not {type(action).__name__}"
+    bracketed = _BRACKETED.findall(action)
+    if bracketed:
+        candidate = bracketed[-1].strip()
+        if not candidate:
+            return None, "the brackets were empty"
+    else:
+        candidate = action.strip(_BARE_STRIP)
+        if not candidate:
+            return None, "your reply was empty"
+    digits = candidate.translate(_SEPARATORS)
+    if not (digits.isascii() and digits.isdigit()):
+        if not bracketed:
+            return (
+                None,
+                f"no code found: put your guess in square brackets, like {_example(code_length, num_colors)}",
+            )
+        return None, f"{_quote(candidate)} is not a code: use only the digits 1 to {num_colors}"
+    if len(digits) != code_length:
+        return None, f"{_quote(candidate)} has {len(digits)} pegs, not {code_length}"
+    wrong = sorted({d for d in digits if not 1 <= int(d) <= num_colors})
+    if wrong:
+        return None, f"colour {wrong[0]} does not exist: use the digits 1 to {num_colors}"
+    return digits, None
+
+
+def _quote(text: str) -> str:
+    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
+
+
+def _example(code_length: int, num_colors: int = 6) -> str:
+    return "[" + " ".join(str(1 + i % min(num_colors, 6)) for i in range(code_length)) + "]"
+
+
+def _guesses(n: int) -> str:
+    return f"{n} guess{'' if n == 1 else 'es'}"
+
+
+@cache
+def _code_table(
+    code_length: int, num_colors: int, duplicates: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every possible secret in lexicographic order, and its colour counts (built once)."""
+    grids = np.indices((num_colors,) * code_length).reshape(code_length, -1).T + 1
+    codes = grids.astype(np.int8)
+    if not duplicates:
+        distinct = np.array([len(set(row)) == code_length for row in codes.tolist()])
+        codes = codes[distinct]
+    counts = np.stack([(codes == c).sum(axis=1) for c in range(1, num_colors + 1)], axis=1)
+    codes.setflags(write=False)
+    counts = counts.astype(np.int8)
+    counts.setflags(write=False)
+    return codes, counts
+
+
+class TextMastermindEnv(gym.Env[str, str]):
+    """Mastermind: crack a secret code of ``code_length`` coloured pegs in ``max_guesses`` tries.
+
+    ## Description
+    Colours are the digits ``1..num_colors`` (default 1-6) and the secret code has
+    ``code_length`` pegs (default 4), drawn with ``self.np_random``; colours may repeat unless
+    ``allow_duplicates=False``. Every guess is answered with black and white pegs (see
+    :func:`score_code`): black = right colour in the right place, white = right colour in the
+    wrong place. The classic game (4 pegs, 6 colours, duplicates allowed) is always solvable in 5
+    guesses; the default limit is 10.
+
+    ## Action Space
+    Free text (:class:`trl_env.TextSpace`). The guess is the last ``[bracketed]`` code, or the whole
+    reply if it is a bare code; digits may be separated by spaces, commas or dashes (``[1 2 3 4]``,
+    ``[1234]``). Guesses may repeat colours even when the secret cannot. A reply with no readable
+    code, the wrong number of pegs or a colour out of range is an *invalid action*: it never raises,
+    uses up the turn, returns feedback that says exactly what was wrong, sets
+    ``info["invalid_action"]`` and gives ``-invalid_action_penalty``.
+
+    ## Observation Space
+    Text. The first observation states the rules and the reply format; every later one is only the
+    new message (the delta): the guess, its black and white pegs and the guesses left. The secret
+    is revealed when the episode ends.
+
+    ## Rewards
+    1.0 for cracking the code, 0.0 otherwise; ``-invalid_action_penalty`` for an invalid action.
+    With ``partial_credit > 0``, each valid guess also earns ``partial_credit`` times the increase
+    of its best score so far, where a guess scores ``(black + 0.5 * white) / code_length`` (so the
+    shaped part of a return is at most ``partial_credit``).
+
+    ## Episode End
+    Terminated when the code is cracked. Truncated after ``max_guesses`` turns (valid or not);
+    registered with ``max_episode_steps`` equal to ``max_guesses`` so gymnasium's ``TimeLimit``
+    agrees.
+
+    ## Arguments
+    ```python
+    gym.make("TextMastermind-v0", code_length=4, num_colors=6, allow_duplicates=True,
+             max_guesses=10, invalid_action_penalty=0.1, partial_credit=0.0, render_mode="ansi")
+    ```
+    ``TextMastermindHard-v0`` is ``code_length=5, num_colors=8, max_guesses=12``.
+    ``code_length`` is 1-8 and ``num_colors`` 2-9. Pass ``max_episode_steps`` equal to
+    ``max_guesses`` when changing it. ``reset(options={"secret": "1234"})`` fixes the secret.
+
+    ## Info
+    ``guess`` (a digit string) and ``feedback`` (``(black, white)``) of the step (``None`` when
+    invalid), ``guesses`` and ``feedbacks`` so far, ``invalid_action`` (with ``error``), ``won``,
+    and ``secret`` once the episode ends.
+
+    ## Version History
+    * v0: Initial version.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import trl_env
+        >>> env = gym.make("TextMastermind-v0")
+        >>> observation, info = env.reset(seed=0, options={"secret": "1234"})
+        >>> observation, reward, terminated, truncated, info = env.step("[1 1 2 2]")
+        >>> info["feedback"]
+        (1, 1)
+        >>> env.step("I am sure: [1 2 3 4]")[1:3]
+        (1.0, True)
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        *,
+        code_length: int = 4,
+        num_colors: int = 6,
+        allow_duplicates: bool = True,
+        max_guesses: int = 10,
+        invalid_action_penalty: float = 0.1,
+        partial_credit: float = 0.0,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if not 1 <= code_length <= MAX_CODE_LENGTH:
+            raise ValueError(f"code_length must be in [1, {MAX_CODE_LENGTH}], got {code_length}")
+        if not 2 <= num_colors <= MAX_COLORS:
+            raise ValueError(f"num_colors must be in [2, {MAX_COLORS}], got {num_colors}")
+        if not allow_duplicates and code_length > num_colors:
+            raise ValueError(
+                f"allow_duplicates=False needs code_length <= num_colors, got {code_length} > "
+                f"{num_colors}"
+            )
+        if max_guesses < 1:
+            raise ValueError(f"max_guesses must be >= 1, got {max_guesses}")
+        if invalid_action_penalty < 0 or partial_credit < 0:
+            raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
+        self.render_mode = render_mode
+        self.code_length = code_length
+        self.num_colors = num_colors
+        self.allow_duplicates = bool(allow_duplicates)
+        self.max_guesses = max_guesses
+        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.partial_credit = float(partial_credit)
+        self.observation_space = TextSpace(4096)
+        self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
+        self.secret = ""
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        self.turn = 0
+        self.guesses: list[str] = []
+        self.feedbacks: list[tuple[int, int]] = []
+        self.won = False
+        self._done = False
+        self._best_score = 0.0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Draw a new secret code (or take ``options["secret"]``) and return the rules."""
+        super().reset(seed=seed)
+        secret = (options or {}).get("secret")
+        if secret is None:
+            colours = np.arange(1, self.num_colors + 1)
+            if self.allow_duplicates:
+                drawn = self.np_random.choice(colours, size=self.code_length)
+            else:
+                drawn = self.np_random.choice(colours, size=self.code_length, replace=False)
+            self.secret = "".join(str(int(c)) for c in drawn)
+        else:
+            code, problem = (
+                parse_code(secret, self.code_length, self.num_colors)
+                if isinstance(secret, str)
+                else (None, "not a string")
+            )
+            if code is None or (not self.allow_duplicates and len(set(code)) < len(code)):
+                raise ValueError(
+                    f"options['secret'] must be {self.code_length} digits from 1 to "
+                    f"{self.num_colors}{'' if self.allow_duplicates else ', all different'}, "
+                    f"got {secret!r} ({problem or 'repeated colour'})"
+                )
+            self.secret = code
+        self._reset_state()
+        n, k = self.code_length, self.num_colors
+        repeats = "may repeat" if self.allow_duplicates else "are all different"
+        observation = (
+            f"Let's play Mastermind. I picked a secret code of {n} pegs; each peg is a colour "
+            f"from 1 to {k}, and colours {repeats}. Crack it in {self.max_guesses} guesses.\n"
+            "After each guess you get:\n"
+            "  black = pegs with the right colour in the right place\n"
+            "  white = other pegs with a right colour but in the wrong place\n"
+            f"Reply with one guess of {n} digits in square brackets, for example {_example(n, k)}."
+        )
+        return observation, {"guesses": [], "feedbacks": []}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Play one guess. Never raises on any string ``action``."""
+        if not self.secret:
+            raise gym.error.ResetNeeded("TextMastermind: call reset() before step()")
+        if self._done:
+            raise gym.error.ResetNeeded(
+                "TextMastermind: step() called after the episode ended (terminated or truncated); "
+                "call reset() to start a new game"
+            )
+        self.turn += 1
+        left = self.max_guesses - self.turn
+        guess, problem = parse_code(action, self.code_length, self.num_colors)
+        info: dict[str, Any] = {"guess": guess, "invalid_action": problem is not None}
+        if problem is not None:
+            reward = -self.invalid_action_penalty
+            info["feedback"] = None
+            info["error"] = problem
+            message = (
+                f"Invalid guess: {problem}. That used up a turn. "
+                f"Reply with {self.code_length} digits from 1 to {self.num_colors} in brackets, "
+                f"like {_example(self.code_length, self.num_colors)}."
+            )
+        else:
+            assert guess is not None
+            black, white = score_code(self.secret, guess)
+            self.guesses.append(guess)
+            self.feedbacks.append((black, white))
+            info["feedback"] = (black, white)
+            self.won = black == self.code_length
+            reward = 1.0 if self.won else self._shaped_reward(black, white)
+            message = (
+                f"Guess {self.turn} of {self.max_guesses}: {' '.join(guess)} -> "
+                f"{black} black, {white} white"
+            )
+        terminated = self.won
+        truncated = not terminated and left <= 0
+        if self.won:
+            message += f"\nYou cracked the code in {_guesses(self.turn)}!"
+        elif truncated:
+            message += f"\nNo guesses left. The code was {' '.join(self.secret)}."
+        else:
+            message += f"\n{_guesses(left)} left."
+        info.update(guesses=list(self.guesses), feedbacks=list(self.feedbacks), won=self.won)
+        if terminated or truncated:
+            self._done = True
+            info["secret"] = self.secret
+        return message, reward, terminated, truncated, info
+
+    def _shaped_reward(self, black: int, white: int) -> float:
+        if not self.partial_credit:
+            return 0.0
+        score = (black + 0.5 * white) / self.code_length
+        gain = max(0.0, score - self._best_score)
+        self._best_score = max(self._best_score, score)
+        return self.partial_credit * gain
+
+    def render(self) -> str | None:  # type: ignore[override]
+        """The board so far as text (``render_mode="ansi"``)."""
+        if self.render_mode != "ansi":
+            return None
+        rows = [
+            f"{' '.join(guess)}   black {black} white {white}"
+            for guess, (black, white) in zip(self.guesses, self.feedbacks, strict=True)
+        ]
+        rows += [" ".join("_" * self.code_length)] * (self.max_guesses - max(self.turn, len(rows)))
+        if self._done:
+            rows.append(f"secret: {' '.join(self.secret)}")
+        return "\n".join(rows) + "\n"
+
+
+def _scores(
+    guess: np.ndarray, codes: np.ndarray, counts: np.ndarray, num_colors: int
+) -> np.ndarray:
+    """``black * (code_length + 1) + white`` of ``guess`` against every row of ``codes``."""
+    black = (codes == guess).sum(axis=1)
+    guess_counts = np.bincount(guess, minlength=num_colors + 1)[1:]
+    common = np.minimum(counts, guess_counts).sum(axis=1)
+    return black * (codes.shape[1] + 1) + (common - black)
+
+
+def consistent_codes(env: gym.Env[str, str]) -> list[str]:
+    """Every secret still consistent with the feedback so far, in lexicographic order.
+
+    Args:
+        env: A ``TextMastermind`` env (wrapped or not).
+
+    Returns:
+        The candidate codes as digit strings.
+    """
+    game = _game(env)
+    codes, _ = _candidates(
+        game.code_length,
+        game.num_colors,
+        game.allow_duplicates,
+        tuple(game.guesses),
+        tuple(game.feedbacks),
+    )
+    return ["".join(map(str, row)) for row in codes.tolist()]
+
+
+def _game(env: gym.Env[str, str]) -> TextMastermindEnv:
+    game = env.unwrapped
+    if not isinstance(game, TextMastermindEnv):
+        raise TypeError(f"needs a TextMastermind env, got {type(game).__name__}")
+    return game
+
+
+def _candidates(
+    n: int,
+    k: int,
+    duplicates: bool,
+    guesses: tuple[str, ...],
+    feedbacks: tuple[tuple[int, int], ...],
+) -> tuple[np.ndarray, np.ndarray]:
+    codes, counts = _code_table(n, k, duplicates)
+    keep = np.ones(len(codes), dtype=bool)
+    for guess, (black, white) in zip(guesses, feedbacks, strict=True):
+        g = np.frombuffer(guess.encode("ascii"), dtype=np.uint8).astype(np.int64) - ord("0")
+        keep &= _scores(g, codes, counts, k) == black * (n + 1) + white
+    return codes[keep], counts[keep]
+
+
+def oracle_action(env: gym.Env[str, str]) -> str:
+    """A strong Mastermind player: always guesses a code consistent with all feedback so far.
+
+    The first guess is the Knuth-style opening ``1 1 2 2`` (colour pairs ``1 1 2 2 3 3 ...`` cut
+    to the code length; ``1 2 3 4 ...`` without duplicates). After that it picks, among (at most
+    256 of) the codes still possible, the one whose worst-case feedback leaves the fewest
+    possibilities (minimax, ties to the first in lexicographic order). It uses only the guesses
+    and their feedback, never the secret. It cracks every 4-peg 6-colour code within 6 guesses and
+    every 5-peg 8-colour code within 9 (both checked exhaustively), inside the limits of 10 and 12.
+
+    Args:
+        env: A ``TextMastermind`` env (wrapped or not), reset and not yet ended.
+
+    Returns:
+        The action text, like ``"[1 1 2 2]"``.
+    """
+    game = _game(env)
+    code = _oracle_code(
+        game.code_length,
+        game.num_colors,
+        game.allow_duplicates,
+        tuple(game.guesses),
+        tuple(game.feedbacks),
+    )
+    return "[" + " ".join(code) + "]"
+
+
+@lru_cache(maxsize=65_536)
+def _oracle_code(
+    n: int,
+    k: int,
+    duplicates: bool,
+    guesses: tuple[str, ...],
+    feedbacks: tuple[tuple[int, int], ...],
+) -> str:
+    """The oracle's next code for a history (cached: the early moves repeat across games)."""
+    if not guesses:
+        opening = [1 + (i // 2) % k for i in range(n)] if duplicates else list(range(1, n + 1))
+        return "".join(map(str, opening))
+    codes, counts = _candidates(n, k, duplicates, guesses, feedbacks)
+    if len(codes) == 0:  # impossible feedback (cannot happen in a real game): any legal code
+        return "1" * n
+    if len(codes) <= 2:
+        best = codes[0]
+    else:
+        step = max(1, len(codes) // _ORACLE_EVAL)
+        targets, target_counts = codes[::step], counts[::step]
+        pick = slice(None, None, max(1, len(codes) // _POOL))
+        pool, pool_counts = codes[pick][:_POOL], counts[pick][:_POOL]
+        # Peg by peg and colour by colour: 2-D operations are much faster than 3-D reductions.
+        black = np.zeros((len(pool), len(targets)), dtype=np.int16)
+        for peg in range(n):
+            black += pool[:, peg, None] == targets[None, :, peg]
+        common = np.zeros_like(black)
+        for colour in range(k):
+            common += np.minimum(pool_counts[:, colour, None], target_counts[None, :, colour])
+        keys = (n + 1) ** 2
+        scores = black * (n + 1) + (common - black) + keys * np.arange(len(pool))[:, None]
+        worst = np.bincount(scores.ravel(), minlength=keys * len(pool)).reshape(len(pool), keys)
+        best = pool[int(np.argmin(worst.max(axis=1)))]
+    return "".join(map(str, best.tolist()))
