@@ -110,8 +110,9 @@ class TextGuessNumberEnv(gym.Env[str, str]):
     equal to ``max_guesses`` when changing it. ``reset(options={"secret": 42})`` fixes the secret.
 
     ## Info
-    ``guess`` and ``hint`` (``"higher"``, ``"lower"`` or ``"correct"``) of the step (``None``
-    when invalid), ``guesses`` and ``hints`` so far, ``invalid_action`` (with ``error``), ``won``,
+    ``guess`` and ``hint`` (``"higher"``, ``"lower"`` or ``"correct"``) of the step (``hint`` is
+    ``None`` and ``guess`` absent when the reply was invalid, which keeps ``info`` batchable by
+    vector envs), ``guesses`` and ``hints`` so far, ``invalid_action`` (with ``error``), ``won``,
     and ``secret`` once the episode ends.
 
     ## Version History
@@ -208,7 +209,9 @@ class TextGuessNumberEnv(gym.Env[str, str]):
         guess, problem = parse_number(action)
         if guess is not None and not self.low <= guess <= self.high:
             guess, problem = None, f"{guess} is outside the range {self.low} to {self.high}"
-        info: dict[str, Any] = {"guess": guess, "invalid_action": problem is not None}
+        # "guess" is present only for valid guesses: an int-or-None value would break
+        # gymnasium's vector-env info batching (it makes an int array from the first env's value).
+        info: dict[str, Any] = {"invalid_action": problem is not None}
         if problem is not None:
             reward = -self.invalid_action_penalty
             info["hint"] = None
@@ -229,6 +232,7 @@ class TextGuessNumberEnv(gym.Env[str, str]):
                 message = f"{guess} is too {too}: the number is {hint}."
             self.guesses.append(guess)
             self.hints.append(hint)
+            info["guess"] = guess
             info["hint"] = hint
             self.won = hint == "correct"
         terminated = self.won
