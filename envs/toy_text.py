@@ -240,6 +240,8 @@ class _ToyTextEnv(gym.Env[str, str]):
         if not info["invalid_action"]:
             news = self._narrate(before, info["action"], reward, terminated)
             observation = f"{news}\n{observation}"
+        # Every step says whether the game was won, so success rates need no per-game rule.
+        info["success"] = bool(terminated and self._is_success(reward))
         return observation, reward, terminated, truncated, info
 
     def render(self) -> str | None:  # type: ignore[override]
@@ -257,6 +259,10 @@ class _ToyTextEnv(gym.Env[str, str]):
         raise NotImplementedError
 
     # Subclass hooks.
+    def _is_success(self, final_reward: float) -> bool:
+        """Whether an episode that terminated with ``final_reward`` was won."""
+        return final_reward > 0
+
     def _snapshot(self) -> Any:
         return int(getattr(self.game, "s", 0))
 
@@ -520,6 +526,9 @@ class TextCliffWalkingEnv(_ToyTextEnv):
             invalid_action_penalty=invalid_action_penalty,
         )
 
+    def _is_success(self, final_reward: float) -> bool:
+        return True  # the only way the episode terminates is reaching the goal
+
     def _narrate(self, before: int, action: str, reward: float, terminated: bool) -> str:
         after = int(self.game.s)  # type: ignore[attr-defined]
         if reward <= -100:
@@ -676,6 +685,9 @@ class TextTaxiEnv(_ToyTextEnv):
             rules=rules,
             invalid_action_penalty=invalid_action_penalty,
         )
+
+    def _is_success(self, final_reward: float) -> bool:
+        return True  # the only way the episode terminates is a correct drop-off
 
     def _narrate(self, before: int, action: str, reward: float, terminated: bool) -> str:
         row, col, passenger, dest = _decode_taxi(before)
