@@ -9,6 +9,15 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from trl_env.envs._common import (
+    check_render_mode,
+    count_noun,
+    improvement_reward,
+    invalid_feedback,
+    quote,
+    read_reply,
+    reset_needed,
+)
 
 from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
 
@@ -33,14 +42,15 @@ MAX_EXPRESSION_LENGTH = 200
 MAX_NESTING = 20
 """Deepest parenthesis nesting accepted."""
 
-_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
 _CLAIMED_RESULT = re.compile(
     r"\s*=\s*-?\d{1,12}\s*$", re.ASCII
 )  # "(25 + 3) * 4 = 112": the claim is ignored
 _TOKEN = re.compile(r"\s*(?:(\d+)|(\*\*|[-+*/×÷()])|([A-Za-z_][A-Za-z_0-9]*)|(\S))", re.ASCII)
 _OPERATORS = {"×": "*", "÷": "/"}
+# _common.BARE_STRIP without "*": it is an operator, and stripping it could hide a broken
+# expression ("3 * 4 *" must be an error, not "3 * 4").
 _BARE_STRIP = " \t\r\n.,;:!?'\"`_"
-_MAX_ECHO = 40
+_MAX_ECHO = 40  # characters of a bad action quoted back in feedback (expressions run long)
 _MAX_DRAWS = 200  # number draws tried by generate_puzzle before it gives up
 _EXAMPLE = "[(25 + 3) * 4]"
 # Countdown scoring: 10 points exact, 7 within 5, 5 within 10 (here as a fraction of 10).
@@ -49,10 +59,6 @@ _CLOSENESS = ((0, 1.0), (5, 0.7), (10, 0.5))
 
 class _ParseError(ValueError):
     """A reply that is not an allowed expression (the message is the feedback)."""
-
-
-def _quote(text: str) -> str:
-    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
 
 
 def _tokenize(text: str) -> list[tuple[str, str]]:
@@ -67,7 +73,7 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
         position = match.end()
         if number is not None:
             if len(number) > 6:
-                raise _ParseError(f"{_quote(number)} is not one of your numbers")
+                raise _ParseError(f"{quote(number, _MAX_ECHO)} is not one of your numbers")
             tokens.append(("num", number))
         elif operator is not None:
             if operator == "**":
@@ -75,11 +81,12 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
             tokens.append(("op", _OPERATORS.get(operator, operator)))
         elif name is not None:
             raise _ParseError(
-                f"{_quote(name)} is not allowed: use only your numbers, + - * / and parentheses"
+                f"{quote(name, _MAX_ECHO)} is not allowed: "
+                "use only your numbers, + - * / and parentheses"
             )
         else:
             assert other is not None
-            what = "powers (^) are" if other == "^" else f"{_quote(other)} is"
+            what = "powers (^) are" if other == "^" else f"{quote(other, _MAX_ECHO)} is"
             raise _ParseError(f"{what} not allowed: use only your numbers, + - * / and parentheses")
     if not tokens:
         raise _ParseError("the expression was empty")
@@ -106,7 +113,7 @@ class _Parser:
             token = self.tokens[self.index][1]
             if token == ")":
                 raise _ParseError("unbalanced parentheses: a ')' has no matching '('")
-            raise _ParseError(f"expected an operator before {_quote(token)}")
+            raise _ParseError(f"expected an operator before {quote(token, _MAX_ECHO)}")
         return value
 
     def expr(self) -> Fraction:
@@ -227,24 +234,17 @@ def parse_reply(action: str) -> tuple[str | None, str | None]:
         >>> parse_reply("no idea")
         (None, 'no expression found: put your expression in square brackets, like [(25 + 3) * 4]')
     """
-    if not isinstance(action, str):
-        return None, f"your reply must be text, not {type(action).__name__}"
-    bracketed = _BRACKETED.findall(action)
-    if bracketed:
-        candidate = bracketed[-1].strip()
-        if not candidate:
-            return None, "the brackets were empty"
-    else:
-        candidate = action.strip(_BARE_STRIP)
-        if not candidate:
-            return None, "your reply was empty"
-        if len(candidate) > MAX_EXPRESSION_LENGTH or not all(
-            c in "0123456789+-*/×÷()= \t\r\n" for c in candidate
-        ):
-            return (
-                None,
-                f"no expression found: put your expression in square brackets, like {_EXAMPLE}",
-            )
+    candidate, bracketed, problem = read_reply(action, _BARE_STRIP)
+    if problem is not None:
+        return None, problem
+    if not bracketed and (
+        len(candidate) > MAX_EXPRESSION_LENGTH
+        or not all(c in "0123456789+-*/×÷()= \t\r\n" for c in candidate)
+    ):
+        return (
+            None,
+            f"no expression found: put your expression in square brackets, like {_EXAMPLE}",
+        )
     if len(candidate) > MAX_EXPRESSION_LENGTH + 20:  # checked before any regex runs over it
         return None, (
             f"the expression is too long ({len(candidate)} characters; "
@@ -473,8 +473,7 @@ class TextCountdownEnv(gym.Env[str, str]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        check_render_mode(render_mode, self.metadata["render_modes"])
         if not 2 <= num_numbers <= 8:
             raise ValueError(f"num_numbers must be in [2, 8], got {num_numbers}")
         low, high = target_range
@@ -552,7 +551,7 @@ class TextCountdownEnv(gym.Env[str, str]):
             "parentheses. Use each number at most once (you need not use them all); "
             f"{division}; no other symbols.\n"
             f"Reply with your expression in square brackets, for example {_EXAMPLE}. "
-            f"You have {self.max_attempts} attempt{'s' if self.max_attempts != 1 else ''}."
+            f"You have {count_noun(self.max_attempts, 'attempt')}."
         )
         return message, self._info(None, None)
 
@@ -573,13 +572,8 @@ class TextCountdownEnv(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Check one expression. Never raises on any string ``action``."""
-        if not self.numbers:
-            raise gym.error.ResetNeeded("TextCountdown: call reset() before step()")
-        if self._done:
-            raise gym.error.ResetNeeded(
-                "TextCountdown: step() called after the episode ended (terminated or truncated); "
-                "call reset() to start a new game"
-            )
+        if not self.numbers or self._done:
+            raise reset_needed("TextCountdown", started=bool(self.numbers))
         self.turn += 1
         left = self.max_attempts - self.turn
         expression, problem = parse_reply(action)
@@ -592,9 +586,11 @@ class TextCountdownEnv(gym.Env[str, str]):
             info = self._info(None, None)
             info.update(invalid_action=True, error=problem)
             reward = -self.invalid_action_penalty
-            message = (
-                f"Invalid expression: {problem}. That used up an attempt. "
-                f"Reply with an expression in square brackets, like {_EXAMPLE}."
+            message = invalid_feedback(
+                "expression",
+                problem,
+                f"Reply with an expression in square brackets, like {_EXAMPLE}.",
+                consequence="That used up an attempt.",
             )
         else:
             assert expression is not None
@@ -622,7 +618,7 @@ class TextCountdownEnv(gym.Env[str, str]):
             if self.solution is not None:
                 message += f" One solution: {self.solution} = {self.target}."
         elif not terminated:
-            message += f" {left} attempt{'s' if left != 1 else ''} left."
+            message += f" {count_noun(left, 'attempt')} left."
         if terminated or truncated:
             self._done = True
             info["solution"] = self.solution
@@ -632,9 +628,10 @@ class TextCountdownEnv(gym.Env[str, str]):
         if not self.partial_credit:
             return 0.0
         closeness = _closeness(distance)
-        gain = max(0.0, closeness - self._best_closeness)
-        self._best_closeness = max(self._best_closeness, closeness)
-        return self.partial_credit * gain
+        reward, self._best_closeness = improvement_reward(
+            self.partial_credit, self._best_closeness, closeness
+        )
+        return reward
 
     def render(self) -> str | None:  # type: ignore[override]
         """The puzzle and the attempts so far as text (``render_mode="ansi"``)."""

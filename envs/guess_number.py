@@ -6,23 +6,25 @@ import re
 from typing import Any
 
 import gymnasium as gym
+from trl_env.envs._common import (
+    check_render_mode,
+    count_noun,
+    has_whitespace,
+    improvement_reward,
+    invalid_feedback,
+    quote,
+    read_reply,
+    reset_needed,
+)
 
 from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
 
 __all__ = ["TextGuessNumberEnv", "oracle_action", "parse_number"]
 
-_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
-# A bare guess may carry the punctuation people (and models) put around a number.
-_BARE_STRIP = " \t\r\n.,;:!?'\"`*_"
-_MAX_ECHO = 24  # characters of a bad action quoted back in feedback
 _MAX_DIGITS = (
     18  # longer numbers are out of any range we accept (and int() of huge strings is slow)
 )
-
-
-def _quote(text: str) -> str:
-    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
 
 
 def parse_number(action: str) -> tuple[int | None, str | None]:
@@ -45,23 +47,15 @@ def parse_number(action: str) -> tuple[int | None, str | None]:
         >>> parse_number("[4.5]")
         (None, "'4.5' is not a whole number")
     """
-    if not isinstance(action, str):
-        return None, f"your reply must be text, not {type(action).__name__}"
-    bracketed = _BRACKETED.findall(action)
-    if bracketed:
-        candidate = bracketed[-1].strip()
-        if not candidate:
-            return None, "the brackets were empty"
-    else:
-        candidate = action.strip(_BARE_STRIP)
-        if not candidate:
-            return None, "your reply was empty"
-        if any(c.isspace() for c in candidate):
-            return None, "no guess found: put your number in square brackets, like [50]"
+    candidate, bracketed, problem = read_reply(action)
+    if problem is not None:
+        return None, problem
+    if not bracketed and has_whitespace(candidate):
+        return None, "no guess found: put your number in square brackets, like [50]"
     if not (candidate.isascii() and _INTEGER.fullmatch(candidate)):
-        return None, f"{_quote(candidate)} is not a whole number"
+        return None, f"{quote(candidate)} is not a whole number"
     if len(candidate.lstrip("+-").lstrip("0")) > _MAX_DIGITS:
-        return None, f"{_quote(candidate)} is far too large"
+        return None, f"{quote(candidate)} is far too large"
     return int(candidate), None
 
 
@@ -141,8 +135,7 @@ class TextGuessNumberEnv(gym.Env[str, str]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        check_render_mode(render_mode, self.metadata["render_modes"])
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
             raise ValueError(f"low and high must be integers, got {low!r} and {high!r}")
         if not low < high or max(abs(low), abs(high)) >= 10**_MAX_DIGITS:
@@ -197,13 +190,8 @@ class TextGuessNumberEnv(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Play one guess. Never raises on any string ``action``."""
-        if self.secret is None:
-            raise gym.error.ResetNeeded("TextGuessNumber: call reset() before step()")
-        if self._done:
-            raise gym.error.ResetNeeded(
-                "TextGuessNumber: step() called after the episode ended (terminated or "
-                "truncated); call reset() to start a new game"
-            )
+        if self.secret is None or self._done:
+            raise reset_needed("TextGuessNumber", started=self.secret is not None)
         self.turn += 1
         left = self.max_guesses - self.turn
         guess, problem = parse_number(action)
@@ -216,9 +204,10 @@ class TextGuessNumberEnv(gym.Env[str, str]):
             reward = -self.invalid_action_penalty
             info["hint"] = None
             info["error"] = problem
-            message = (
-                f"Invalid guess: {problem}. That used up a turn. "
-                f"Reply with a whole number from {self.low} to {self.high} in brackets, like [50]."
+            message = invalid_feedback(
+                "guess",
+                problem,
+                f"Reply with a whole number from {self.low} to {self.high} in brackets, like [50].",
             )
         else:
             assert guess is not None
@@ -238,12 +227,11 @@ class TextGuessNumberEnv(gym.Env[str, str]):
         terminated = self.won
         truncated = not terminated and left <= 0
         if self.won:
-            tries = f"{self.turn} guess{'es' if self.turn != 1 else ''}"
-            message += f" You found it in {tries}."
+            message += f" You found it in {count_noun(self.turn, 'guess', 'guesses')}."
         elif truncated:
             message += f" No guesses left. The number was {self.secret}."
         else:
-            message += f" {left} guess{'es' if left != 1 else ''} left."
+            message += f" {count_noun(left, 'guess', 'guesses')} left."
         info.update(guesses=list(self.guesses), hints=list(self.hints), won=self.won)
         if terminated or truncated:
             self._done = True
@@ -255,9 +243,10 @@ class TextGuessNumberEnv(gym.Env[str, str]):
             return 0.0
         assert self.secret is not None
         closeness = 1.0 - abs(guess - self.secret) / (self.high - self.low)
-        gain = max(0.0, closeness - self._best_closeness)
-        self._best_closeness = max(self._best_closeness, closeness)
-        return self.partial_credit * gain
+        reward, self._best_closeness = improvement_reward(
+            self.partial_credit, self._best_closeness, closeness
+        )
+        return reward
 
     def render(self) -> str | None:  # type: ignore[override]
         """The guesses so far as text (``render_mode="ansi"``)."""

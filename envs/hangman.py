@@ -10,15 +10,20 @@ from itertools import chain
 from typing import Any
 
 import gymnasium as gym
+from trl_env.envs._common import (
+    check_render_mode,
+    count_noun,
+    has_whitespace,
+    invalid_feedback,
+    quote,
+    read_reply,
+    reset_needed,
+)
 
 from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
 
 __all__ = ["TextHangmanEnv", "candidate_words", "hangman_words", "oracle_action", "parse_guess"]
 
-_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
-# A bare guess may carry the punctuation people (and models) put around a word.
-_BARE_STRIP = " \t\r\n.,;:!?'\"`*_"
-_MAX_ECHO = 24  # characters of a bad action quoted back in feedback
 # English letter frequency order: the oracle's fallback for a secret outside the word list.
 _LETTER_ORDER = "etaoinsrhldcumfpgwybvkxjqz"
 # The oracle searches exhaustively once this few candidate words are left.
@@ -67,30 +72,14 @@ def parse_guess(action: str) -> tuple[str | None, str | None]:
         >>> parse_guess("[3]")
         (None, "'3' is not a letter or a word: use only the letters a-z")
     """
-    if not isinstance(action, str):
-        return None, f"your reply must be text, not {type(action).__name__}"
-    bracketed = _BRACKETED.findall(action)
-    if bracketed:
-        candidate = bracketed[-1].strip()
-        if not candidate:
-            return None, "the brackets were empty"
-    else:
-        candidate = action.strip(_BARE_STRIP)
-        if not candidate:
-            return None, "your reply was empty"
-        if any(c.isspace() for c in candidate):
-            return None, "no guess found: put one letter in square brackets, like [e]"
+    candidate, bracketed, problem = read_reply(action)
+    if problem is not None:
+        return None, problem
+    if not bracketed and has_whitespace(candidate):
+        return None, "no guess found: put one letter in square brackets, like [e]"
     if not (candidate.isascii() and candidate.isalpha()):
-        return None, f"{_quote(candidate)} is not a letter or a word: use only the letters a-z"
+        return None, f"{quote(candidate)} is not a letter or a word: use only the letters a-z"
     return candidate.lower(), None
-
-
-def _quote(text: str) -> str:
-    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
-
-
-def _lives(n: int) -> str:
-    return f"{n} li{'fe' if n == 1 else 'ves'}"
 
 
 class TextHangmanEnv(gym.Env[str, str]):
@@ -171,8 +160,7 @@ class TextHangmanEnv(gym.Env[str, str]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        check_render_mode(render_mode, self.metadata["render_modes"])
         if lives < 1:
             raise ValueError(f"lives must be >= 1, got {lives}")
         shortest, longest = len(hangman_words()[0]), len(hangman_words()[-1])
@@ -229,11 +217,11 @@ class TextHangmanEnv(gym.Env[str, str]):
                 )
             self.secret = secret.lower()
         self._reset_state()
-        n = len(self.secret)
+        n, lives = len(self.secret), count_noun(self.lives, "life", "lives")
         observation = (
             f"Let's play Hangman. Find my secret English word of {n} letters.\n"
             f"{self._board()}\n"
-            f"You have {_lives(self.lives)}. Guess one letter at a time: it shows every place the "
+            f"You have {lives}. Guess one letter at a time: it shows every place the "
             "letter is in the word. A letter that is not in the word, or a wrong guess of the "
             "whole word, costs one life. Repeating a guess costs no life but wastes a turn.\n"
             "Reply with one letter in square brackets, like [e], or with the whole word in "
@@ -252,13 +240,8 @@ class TextHangmanEnv(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Play one guess. Never raises on any string ``action``."""
-        if not self.secret:
-            raise gym.error.ResetNeeded("TextHangman: call reset() before step()")
-        if self._done:
-            raise gym.error.ResetNeeded(
-                "TextHangman: step() called after the episode ended (terminated or truncated); "
-                "call reset() to start a new game"
-            )
+        if not self.secret or self._done:
+            raise reset_needed("TextHangman", started=bool(self.secret))
         self.turn += 1
         n = len(self.secret)
         guess, problem = parse_guess(action)
@@ -266,7 +249,7 @@ class TextHangmanEnv(gym.Env[str, str]):
             if len(guess) not in (1, n):
                 guess, problem = (
                     None,
-                    f"{_quote(guess)} has {len(guess)} letters: guess one letter or the whole "
+                    f"{quote(guess)} has {len(guess)} letters: guess one letter or the whole "
                     f"{n}-letter word",
                 )
             elif guess in self.guessed or guess in self.wrong_words:
@@ -275,9 +258,11 @@ class TextHangmanEnv(gym.Env[str, str]):
         correct: bool | None = None
         if problem is not None:
             reward = -self.invalid_action_penalty
-            message = (
-                f"Invalid guess: {problem}. No life lost, but that used up a turn. "
-                f"Reply with one new letter, like [e], or the whole {n}-letter word."
+            message = invalid_feedback(
+                "guess",
+                problem,
+                f"Reply with one new letter, like [e], or the whole {n}-letter word.",
+                consequence="No life lost, but that used up a turn.",
             )
         elif len(guess) == 1:  # a letter (secrets have at least two letters)
             self.guessed.append(guess)
@@ -309,7 +294,7 @@ class TextHangmanEnv(gym.Env[str, str]):
         elif self.lives_left <= 0:
             message += f"\n{self._board()}\nNo lives left. The word was {self.secret.upper()}."
         else:
-            message += f"\n{self._board()}\n{_lives(self.lives_left)} left."
+            message += f"\n{self._board()}\n{count_noun(self.lives_left, 'life', 'lives')} left."
             if self.missed:
                 message += f" Missed: {' '.join(self.missed).upper()}."
         terminated = self.won or self.lives_left <= 0

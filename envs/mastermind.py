@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache, lru_cache
@@ -10,6 +9,15 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from trl_env.envs._common import (
+    check_render_mode,
+    count_noun,
+    improvement_reward,
+    invalid_feedback,
+    quote,
+    read_reply,
+    reset_needed,
+)
 
 from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
 
@@ -17,11 +25,8 @@ __all__ = ["TextMastermindEnv", "consistent_codes", "oracle_action", "parse_code
 
 MAX_COLORS = 9  # colours are the digits 1-9
 MAX_CODE_LENGTH = 8
-_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
 # Characters allowed between the digits of a code: "1 2 3 4", "1,2,3,4", "1-2-3-4".
 _SEPARATORS = str.maketrans("", "", " \t,;-/|")
-_BARE_STRIP = " \t\r\n.,;:!?'\"`*_"
-_MAX_ECHO = 24  # characters of a bad action quoted back in feedback
 _POOL = 256  # the oracle scores at most this many candidate guesses per move
 _ORACLE_EVAL = 4096  # ...against at most this many (evenly spaced) candidate secrets
 
@@ -82,17 +87,9 @@ def parse_code(
         >>> parse_code("[1 2 3 7]")
         (None, 'colour 7 does not exist: use the digits 1 to 6')
     """
-    if not isinstance(action, str):
-        return None, f"your reply must be text, not {type(action).__name__}"
-    bracketed = _BRACKETED.findall(action)
-    if bracketed:
-        candidate = bracketed[-1].strip()
-        if not candidate:
-            return None, "the brackets were empty"
-    else:
-        candidate = action.strip(_BARE_STRIP)
-        if not candidate:
-            return None, "your reply was empty"
+    candidate, bracketed, problem = read_reply(action)
+    if problem is not None:
+        return None, problem
     digits = candidate.translate(_SEPARATORS)
     if not (digits.isascii() and digits.isdigit()):
         if not bracketed:
@@ -100,25 +97,17 @@ def parse_code(
                 None,
                 f"no code found: put your guess in square brackets, like {_example(code_length, num_colors)}",
             )
-        return None, f"{_quote(candidate)} is not a code: use only the digits 1 to {num_colors}"
+        return None, f"{quote(candidate)} is not a code: use only the digits 1 to {num_colors}"
     if len(digits) != code_length:
-        return None, f"{_quote(candidate)} has {len(digits)} pegs, not {code_length}"
+        return None, f"{quote(candidate)} has {len(digits)} pegs, not {code_length}"
     wrong = sorted({d for d in digits if not 1 <= int(d) <= num_colors})
     if wrong:
         return None, f"colour {wrong[0]} does not exist: use the digits 1 to {num_colors}"
     return digits, None
 
 
-def _quote(text: str) -> str:
-    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
-
-
 def _example(code_length: int, num_colors: int = 6) -> str:
     return "[" + " ".join(str(1 + i % min(num_colors, 6)) for i in range(code_length)) + "]"
-
-
-def _guesses(n: int) -> str:
-    return f"{n} guess{'' if n == 1 else 'es'}"
 
 
 @cache
@@ -215,8 +204,7 @@ class TextMastermindEnv(gym.Env[str, str]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        check_render_mode(render_mode, self.metadata["render_modes"])
         if not 1 <= code_length <= MAX_CODE_LENGTH:
             raise ValueError(f"code_length must be in [1, {MAX_CODE_LENGTH}], got {code_length}")
         if not 2 <= num_colors <= MAX_COLORS:
@@ -291,13 +279,8 @@ class TextMastermindEnv(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Play one guess. Never raises on any string ``action``."""
-        if not self.secret:
-            raise gym.error.ResetNeeded("TextMastermind: call reset() before step()")
-        if self._done:
-            raise gym.error.ResetNeeded(
-                "TextMastermind: step() called after the episode ended (terminated or truncated); "
-                "call reset() to start a new game"
-            )
+        if not self.secret or self._done:
+            raise reset_needed("TextMastermind", started=bool(self.secret))
         self.turn += 1
         left = self.max_guesses - self.turn
         guess, problem = parse_code(action, self.code_length, self.num_colors)
@@ -306,10 +289,11 @@ class TextMastermindEnv(gym.Env[str, str]):
             reward = -self.invalid_action_penalty
             info["feedback"] = None
             info["error"] = problem
-            message = (
-                f"Invalid guess: {problem}. That used up a turn. "
+            message = invalid_feedback(
+                "guess",
+                problem,
                 f"Reply with {self.code_length} digits from 1 to {self.num_colors} in brackets, "
-                f"like {_example(self.code_length, self.num_colors)}."
+                f"like {_example(self.code_length, self.num_colors)}.",
             )
         else:
             assert guess is not None
@@ -326,11 +310,11 @@ class TextMastermindEnv(gym.Env[str, str]):
         terminated = self.won
         truncated = not terminated and left <= 0
         if self.won:
-            message += f"\nYou cracked the code in {_guesses(self.turn)}!"
+            message += f"\nYou cracked the code in {count_noun(self.turn, 'guess', 'guesses')}!"
         elif truncated:
             message += f"\nNo guesses left. The code was {' '.join(self.secret)}."
         else:
-            message += f"\n{_guesses(left)} left."
+            message += f"\n{count_noun(left, 'guess', 'guesses')} left."
         info.update(guesses=list(self.guesses), feedbacks=list(self.feedbacks), won=self.won)
         if terminated or truncated:
             self._done = True
@@ -341,9 +325,8 @@ class TextMastermindEnv(gym.Env[str, str]):
         if not self.partial_credit:
             return 0.0
         score = (black + 0.5 * white) / self.code_length
-        gain = max(0.0, score - self._best_score)
-        self._best_score = max(self._best_score, score)
-        return self.partial_credit * gain
+        reward, self._best_score = improvement_reward(self.partial_credit, self._best_score, score)
+        return reward
 
     def render(self) -> str | None:  # type: ignore[override]
         """The board so far as text (``render_mode="ansi"``)."""

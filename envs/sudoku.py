@@ -8,6 +8,14 @@ from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
+from trl_env.envs._common import (
+    check_render_mode,
+    count_noun,
+    invalid_feedback,
+    quote,
+    read_reply,
+    reset_needed,
+)
 
 from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
 
@@ -30,7 +38,6 @@ DIFFICULTY_CLUES: dict[int, dict[str, int]] = {
 MIN_CLUES = {4: 4, 9: 17}  # fewest clues any uniquely solvable puzzle has
 _BOXES = {4: 2, 9: 3}
 _GENERATION_TRIES = 3  # fresh solved grids tried when removal stalls above the clue target
-_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
 # "1 3 4", "1,3,4", "(1, 3, 4)", "1 3 = 4"; "r1c3=4"; and "134" (single digits only).
 _MOVE = re.compile(
     r"\(?\s*(\d{1,4})\s*[,\s]\s*(\d{1,4})\s*[,\s=]\s*(\d{1,4})\s*\)?"
@@ -38,8 +45,6 @@ _MOVE = re.compile(
     r"|(\d)(\d)(\d)",
     re.IGNORECASE | re.ASCII,
 )
-_BARE_STRIP = " \t\r\n.,;:!?'\"`*_"
-_MAX_ECHO = 24
 
 
 @cache
@@ -270,28 +275,16 @@ def parse_move(action: str) -> tuple[tuple[int, int, int] | None, str | None]:
         >>> parse_move("[1 3]")
         (None, "'1 3' is not a move: give row, column and digit, like [1 3 4]")
     """
-    if not isinstance(action, str):
-        return None, f"your reply must be text, not {type(action).__name__}"
-    bracketed = _BRACKETED.findall(action)
-    if bracketed:
-        candidate = bracketed[-1].strip()
-    else:
-        candidate = action.strip(_BARE_STRIP)
-        if not candidate:
-            return None, "your reply was empty"
-        if _MOVE.fullmatch(candidate) is None:
-            return None, "no move found: put row, column and digit in square brackets, like [1 3 4]"
-    if not candidate:
-        return None, "the brackets were empty"
+    candidate, bracketed, problem = read_reply(action)
+    if problem is not None:
+        return None, problem
     match = _MOVE.fullmatch(candidate)
     if match is None:
-        return None, f"{_quote(candidate)} is not a move: give row, column and digit, like [1 3 4]"
+        if not bracketed:
+            return None, "no move found: put row, column and digit in square brackets, like [1 3 4]"
+        return None, f"{quote(candidate)} is not a move: give row, column and digit, like [1 3 4]"
     row, col, digit = (int(g) for g in match.groups() if g is not None)
     return (row, col, digit), None
-
-
-def _quote(text: str) -> str:
-    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
 
 
 def _draw_board(grid: list[int], size: int) -> str:
@@ -399,8 +392,7 @@ class TextSudokuEnv(gym.Env[str, str]):
         mistake_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        check_render_mode(render_mode, self.metadata["render_modes"])
         if size not in _BOXES:
             raise ValueError(f"size must be 4 or 9, got {size!r}")
         if difficulty not in DIFFICULTY_CLUES[size]:
@@ -513,13 +505,8 @@ class TextSudokuEnv(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Play one move. Never raises on any string ``action``."""
-        if not self.grid:
-            raise gym.error.ResetNeeded("TextSudoku: call reset() before step()")
-        if self._done:
-            raise gym.error.ResetNeeded(
-                "TextSudoku: step() called after the episode ended (terminated or truncated); "
-                "call reset() to start a new game"
-            )
+        if not self.grid or self._done:
+            raise reset_needed("TextSudoku", started=bool(self.grid))
         self.turn += 1
         n = self.size
         move, problem = parse_move(action)
@@ -541,8 +528,11 @@ class TextSudokuEnv(gym.Env[str, str]):
         if problem is not None:
             info.update(invalid_action=True, error=problem)
             reward = -self.invalid_action_penalty
-            message = (
-                f"Invalid move: {problem}. Reply with one move like [1 3 4] (row, column, digit)."
+            message = invalid_feedback(
+                "move",
+                problem,
+                "Reply with one move like [1 3 4] (row, column, digit).",
+                consequence=None,
             )
         else:
             assert move is not None
@@ -565,16 +555,13 @@ class TextSudokuEnv(gym.Env[str, str]):
                     message += f"Solved in {self.turn} turns!\n{_draw_board(self.grid, n)}"
                 else:
                     reward = self.partial_credit / self.blanks if self.partial_credit else 0.0
-                    message += (
-                        f"{left} blank{'s' if left != 1 else ''} left.\n{_draw_board(self.grid, n)}"
-                    )
+                    message += f"{count_noun(left, 'blank')} left.\n{_draw_board(self.grid, n)}"
         terminated = self.solved
         truncated = not terminated and self.turn >= self.max_turns
         if truncated:
             message += "\nNo turns left."
         elif not terminated:
-            left_turns = self.max_turns - self.turn
-            message += f"\n{left_turns} turn{'s' if left_turns != 1 else ''} left."
+            message += f"\n{count_noun(self.max_turns - self.turn, 'turn')} left."
         if terminated or truncated:
             self._done = True
             info["solution"] = "".join(map(str, self._solution))

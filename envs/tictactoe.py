@@ -7,6 +7,13 @@ from functools import cache
 from typing import Any, Literal
 
 import gymnasium as gym
+from trl_env.envs._common import (
+    check_render_mode,
+    invalid_feedback,
+    quote,
+    read_reply,
+    reset_needed,
+)
 
 from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
 
@@ -26,10 +33,7 @@ CELL_NAMES = tuple(f"{col}{row}" for row in "123" for col in "abc")
 """Cell names in index order 0-8: column letter a-c (left to right), row number 1-3 (top down)."""
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
-_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
 _CELL = re.compile(r"(?:([abc])\s*([123])|([123])\s*([abc])|([1-9]))", re.IGNORECASE)
-_BARE_STRIP = " \t\r\n.,;:!?'\"`*_"
-_MAX_ECHO = 24  # characters of a bad action quoted back in feedback
 
 
 def winner(board: str) -> str | None:
@@ -153,34 +157,22 @@ def parse_move(action: str) -> tuple[int | None, str | None]:
         >>> parse_move("[d4]")
         (None, "'d4' is not a cell: use a1-c3 (column a-c, row 1-3) or a number 1-9")
     """
-    if not isinstance(action, str):
-        return None, f"your reply must be text, not {type(action).__name__}"
-    bracketed = _BRACKETED.findall(action)
-    if bracketed:
-        candidate = bracketed[-1].strip()
-    else:
-        candidate = action.strip(_BARE_STRIP)
-        if not candidate:
-            return None, "your reply was empty"
-        if _CELL.fullmatch(candidate) is None and any(w in candidate for w in " \t\n\r"):
-            return None, "no move found: put one cell in square brackets, like [b2]"
-    if not candidate:
-        return None, "the brackets were empty"
+    candidate, bracketed, problem = read_reply(action)
+    if problem is not None:
+        return None, problem
     match = _CELL.fullmatch(candidate)
     if match is None:
+        if not bracketed and any(w in candidate for w in " \t\n\r"):
+            return None, "no move found: put one cell in square brackets, like [b2]"
         return (
             None,
-            f"{_quote(candidate)} is not a cell: use a1-c3 (column a-c, row 1-3) or a number 1-9",
+            f"{quote(candidate)} is not a cell: use a1-c3 (column a-c, row 1-3) or a number 1-9",
         )
     if match.group(5):
         return int(match.group(5)) - 1, None
     col = (match.group(1) or match.group(4)).lower()
     row = match.group(2) or match.group(3)
     return CELL_NAMES.index(f"{col}{row}"), None
-
-
-def _quote(text: str) -> str:
-    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
 
 
 def _draw_board(board: str) -> str:
@@ -262,8 +254,7 @@ class TextTicTacToeEnv(gym.Env[str, str]):
         draw_reward: float = 0.5,
         invalid_action_penalty: float = 0.1,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        check_render_mode(render_mode, self.metadata["render_modes"])
         if opponent not in OPPONENTS:
             raise ValueError(f"opponent must be one of {OPPONENTS}, got {opponent!r}")
         if agent_first not in (True, False, "random"):
@@ -349,13 +340,8 @@ class TextTicTacToeEnv(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Play one move (and the opponent's reply). Never raises on any string ``action``."""
-        if not self._started:
-            raise gym.error.ResetNeeded("TextTicTacToe: call reset() before step()")
-        if self._done:
-            raise gym.error.ResetNeeded(
-                "TextTicTacToe: step() called after the episode ended (terminated or truncated); "
-                "call reset() to start a new game"
-            )
+        if not self._started or self._done:
+            raise reset_needed("TextTicTacToe", started=self._started)
         cell, problem = parse_move(action)
         if cell is not None and self.board[cell] != EMPTY:
             problem = f"{CELL_NAMES[cell]} is already taken by {self.board[cell]}"
@@ -363,9 +349,11 @@ class TextTicTacToeEnv(gym.Env[str, str]):
             info = self._info(None, None)
             info.update(invalid_action=True, error=problem)
             empty = ", ".join(info["legal_moves"])
-            message = (
-                f"Invalid move: {problem}. It is still your turn. Empty cells: {empty}. "
-                "Reply with one empty cell in square brackets, like [b2]."
+            message = invalid_feedback(
+                "move",
+                problem,
+                f"Empty cells: {empty}. Reply with one empty cell in square brackets, like [b2].",
+                consequence="It is still your turn.",
             )
             return message, -self.invalid_action_penalty, False, False, info
         assert cell is not None

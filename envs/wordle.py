@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import gymnasium as gym
+from trl_env.envs._common import (
+    check_render_mode,
+    count_noun,
+    has_whitespace,
+    improvement_reward,
+    invalid_feedback,
+    quote,
+    read_reply,
+    reset_needed,
+)
 
 from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
 
 __all__ = ["TextWordleEnv", "allowed_words", "answer_words", "parse_guess", "score_guess"]
 
 WORD_LENGTH = 5
-_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
-# A bare guess may carry the punctuation people (and models) put around a word.
-_BARE_STRIP = " \t\r\n.,;:!?'\"`*_"
-_MAX_ECHO = 24  # characters of a bad action quoted back in feedback
 _PATTERN_WORDS = {"G": "correct", "Y": "elsewhere", "X": "absent"}
 
 
@@ -97,31 +102,16 @@ def parse_guess(action: str) -> tuple[str | None, str | None]:
         >>> parse_guess("")
         (None, 'your reply was empty')
     """
-    if not isinstance(action, str):
-        return None, f"your reply must be text, not {type(action).__name__}"
-    bracketed = _BRACKETED.findall(action)
-    if bracketed:
-        candidate = bracketed[-1].strip()
-    else:
-        candidate = action.strip(_BARE_STRIP)
-        if not candidate:
-            return None, "your reply was empty"
-        if any(c.isspace() for c in candidate):
-            return (
-                None,
-                "no guess found: put your five-letter guess in square brackets, like [crane]",
-            )
-    if not candidate:
-        return None, "the brackets were empty"
+    candidate, bracketed, problem = read_reply(action)
+    if problem is not None:
+        return None, problem
+    if not bracketed and has_whitespace(candidate):
+        return None, "no guess found: put your five-letter guess in square brackets, like [crane]"
     if not (candidate.isascii() and candidate.isalpha()):
-        return None, f"{_quote(candidate)} is not a word: use only the letters a-z"
+        return None, f"{quote(candidate)} is not a word: use only the letters a-z"
     if len(candidate) != WORD_LENGTH:
-        return None, f"{_quote(candidate)} has {len(candidate)} letters, not {WORD_LENGTH}"
+        return None, f"{quote(candidate)} has {len(candidate)} letters, not {WORD_LENGTH}"
     return candidate.lower(), None
-
-
-def _quote(text: str) -> str:
-    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
 
 
 def _describe(guess: str, pattern: str) -> str:
@@ -198,8 +188,7 @@ class TextWordleEnv(gym.Env[str, str]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        check_render_mode(render_mode, self.metadata["render_modes"])
         if max_guesses < 1:
             raise ValueError(f"max_guesses must be >= 1, got {max_guesses}")
         if invalid_action_penalty < 0 or partial_credit < 0:
@@ -253,13 +242,8 @@ class TextWordleEnv(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Play one guess. Never raises on any string ``action``."""
-        if not self.secret:
-            raise gym.error.ResetNeeded("TextWordle: call reset() before step()")
-        if self._done:
-            raise gym.error.ResetNeeded(
-                "TextWordle: step() called after the episode ended (terminated or truncated); "
-                "call reset() to start a new game"
-            )
+        if not self.secret or self._done:
+            raise reset_needed("TextWordle", started=bool(self.secret))
         self.turn += 1
         left = self.max_guesses - self.turn
         guess, problem = parse_guess(action)
@@ -270,7 +254,7 @@ class TextWordleEnv(gym.Env[str, str]):
             reward = -self.invalid_action_penalty
             info["pattern"] = None
             info["error"] = problem
-            message = f"Invalid guess: {problem}. That used up a turn. Reply like [crane]."
+            message = invalid_feedback("guess", problem, "Reply like [crane].")
         else:
             assert guess is not None
             pattern = score_guess(self.secret, guess)
@@ -286,12 +270,12 @@ class TextWordleEnv(gym.Env[str, str]):
         terminated = self.won
         truncated = not terminated and left <= 0
         if self.won:
-            tries = f"{self.turn} guess{'es' if self.turn != 1 else ''}"
+            tries = count_noun(self.turn, "guess", "guesses")
             message += f"\nYou won in {tries}! The word was {self.secret.upper()}."
         elif truncated:
             message += f"\nNo guesses left. The word was {self.secret.upper()}."
         else:
-            message += f"\n{left} guess{'es' if left != 1 else ''} left."
+            message += f"\n{count_noun(left, 'guess', 'guesses')} left."
         info.update(guesses=list(self.guesses), patterns=list(self.patterns), won=self.won)
         if terminated or truncated:
             self._done = True
@@ -303,9 +287,8 @@ class TextWordleEnv(gym.Env[str, str]):
         if not self.partial_credit:
             return 0.0
         score = (pattern.count("G") + 0.5 * pattern.count("Y")) / WORD_LENGTH
-        gain = max(0.0, score - self._best_score)
-        self._best_score = max(self._best_score, score)
-        return self.partial_credit * gain
+        reward, self._best_score = improvement_reward(self.partial_credit, self._best_score, score)
+        return reward
 
     def render(self) -> str | None:  # type: ignore[override]
         """The board so far as text (``render_mode="ansi"``)."""
