@@ -15,7 +15,6 @@ from trl_env.spaces import TextSpace
 _ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
 _KEEP_CONTROL = "\n\t"
 _DROP_KEPT_CONTROL = str.maketrans("", "", _KEEP_CONTROL)
-_MAX_ECHO = 24  # characters of a bad reply quoted back in feedback
 
 
 def sanitize(text: str) -> str:
@@ -25,11 +24,6 @@ def sanitize(text: str) -> str:
     if text.isprintable() or text.translate(_DROP_KEPT_CONTROL).isprintable():
         return text  # the common case, at C speed
     return "".join(c for c in text if c.isprintable() or c in _KEEP_CONTROL)
-
-
-def quote(text: str) -> str:
-    """``repr`` of a (possibly huge, possibly non-printable) reply, cut to a few characters."""
-    return repr(text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "...")
 
 
 def require_text_observations(space: spaces.Space[Any], wrapper: str) -> None:

@@ -9,8 +9,9 @@ import gymnasium as gym
 from gymnasium import spaces
 from gymnasium.core import ActType
 
+from trl_env.parsing import has_whitespace, last_bracketed, quote
 from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
-from trl_env.wrappers._text import quote, require_text_observations, widen
+from trl_env.wrappers._text import require_text_observations, widen
 
 __all__ = ["ParseAction"]
 
@@ -22,18 +23,6 @@ _MAX_NAME = 200  # longer candidates are not looked up: no action name is that l
 def _normalize(name: str) -> str:
     """Case-insensitive, ``-``/``_`` read as spaces, runs of whitespace collapsed."""
     return " ".join(name.casefold().replace("-", " ").replace("_", " ").split())
-
-
-def _last_bracketed(text: str) -> str | None:
-    """The content of the last ``[...]`` with no bracket inside it, or ``None`` if there is none."""
-    end = text.rfind("]")
-    if end < 0:
-        return None
-    start = text.rfind("[", 0, end)
-    if start < 0:
-        return None
-    # The last "[" before the last "]" opens the last complete pair; it closes at the first "]".
-    return text[start + 1 : text.find("]", start)]
 
 
 class ParseAction(gym.Wrapper[str, str, str, ActType], gym.utils.RecordConstructorArgs):
@@ -172,7 +161,7 @@ class ParseAction(gym.Wrapper[str, str, str, ActType], gym.utils.RecordConstruct
         """
         if not isinstance(text, str):
             return None, f"your reply must be text, not {type(text).__name__}"
-        bracketed = _last_bracketed(text)
+        bracketed = last_bracketed(text)
         if bracketed is not None:
             candidate = bracketed.strip()
             if not candidate:
@@ -184,7 +173,7 @@ class ParseAction(gym.Wrapper[str, str, str, ActType], gym.utils.RecordConstruct
         index = self._lookup.get(_normalize(candidate)) if len(candidate) <= _MAX_NAME else None
         if index is not None:
             return index, None
-        if bracketed is None and any(c.isspace() for c in candidate):
+        if bracketed is None and has_whitespace(candidate):
             return None, "no action found: put one action in square brackets"
         return None, f"{quote(candidate)} is not a legal action"
 
