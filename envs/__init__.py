@@ -158,6 +158,14 @@ REGISTRY: tuple[EnvEntry, ...] = (
         max_episode_steps=3,
         kwargs={"num_numbers": 4, "target_range": (10, 99)},
     ),
+    # --- easy envs for demos ---
+    EnvEntry(
+        id="TextLargestNumber-v0",
+        entry_point="trl_env.envs.largest_number:TextLargestNumberEnv",
+        description="Warm-up: reply with the largest of 4 digits; a tiny model learns it on a CPU.",
+        max_episode_steps=3,
+        kwargs={"num_options": 4, "low": 0, "high": 9, "num_rounds": 1, "max_turns": 3},
+    ),
 )
 """The registration table: every environment of the catalogue, one row each."""
 

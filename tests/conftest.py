@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import os
+
 import gymnasium as gym
 import pytest
+from hypothesis import settings
 
 import trl_env
+
+# CI explores the same examples every run: a property failure there is a bug to reproduce, not
+# noise. Locally, hypothesis keeps searching new examples.
+settings.register_profile("ci", derandomize=True, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def text_env_ids() -> list[str]:

@@ -338,6 +338,7 @@ ORACLE_EXPECTED: dict[str, dict[str, Any]] = {
     "TextSudoku9x9-v0": {"episodes": 3, "success": 1.0},
     "TextCountdown-v0": {"episodes": 10, "success": 1.0, "max_turns": 1},
     "TextCountdownEasy-v0": {"episodes": 20, "success": 1.0, "max_turns": 1},
+    "TextLargestNumber-v0": {"episodes": 20, "success": 1.0, "return": 1.0, "max_turns": 1},
 }
 
 

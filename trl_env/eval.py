@@ -181,12 +181,6 @@ def _hangman_random(env: gym.Env[str, str], info: dict[str, Any], rng: np.random
     return f"[{letters[int(rng.integers(len(letters)))]}]"
 
 
-def _echo_random(env: gym.Env[str, str], info: dict[str, Any], rng: np.random.Generator) -> str:
-    game: Any = env.unwrapped
-    words = game.words
-    return f"[{words[int(rng.integers(len(words)))]}]"
-
-
 RANDOM_ACTIONS: dict[str, PolicyFn] = {
     "TextWordle": _wordle_random,
     "TextGuessNumber": _guess_number_random,
@@ -194,7 +188,6 @@ RANDOM_ACTIONS: dict[str, PolicyFn] = {
     "TextSudoku": _sudoku_random,
     "TextCountdown": _countdown_random,
     "TextHangman": _hangman_random,
-    "TextEcho": _echo_random,
 }
 """Random legal-looking replies by env-name prefix, ``function(env, info, rng) -> action text``.
 Envs not listed here fall back to :func:`random_action`'s generic rules."""

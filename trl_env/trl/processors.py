@@ -40,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import collections
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -442,6 +443,10 @@ class ChatTemplateProcessor:
         # GPT-OSS's channel names "analysis" and "final"): a response parser may drop these, and
         # only these, without losing any of the model's text.
         body = self._assistant_body.replace(_REASONING, " ").replace(_ASSISTANT_1, " ")
+        # ...and the added tokens it writes there (GPT-OSS's <|channel|>, <|message|>, ...).
+        self._structural_tokens: frozenset[str] = frozenset(
+            self._added_pattern.findall(body) if self._added_pattern is not None else ()
+        )
         if self._added_pattern is not None:
             body = self._added_pattern.sub(" ", body)
         self._structural_text = sorted(set(body.split()), key=len, reverse=True)
@@ -651,7 +656,25 @@ class ChatTemplateProcessor:
             rest = rest.replace(seen, "", 1) if seen else rest
         for word in self._structural_text:
             rest = rest.replace(word, "")
-        return (reasoning, action) if not rest else None
+        if rest or self._drops_added_tokens(completion, reasoning + action):
+            return None
+        return reasoning, action
+
+    def _drops_added_tokens(self, completion: str, kept: str) -> bool:
+        """Whether the parse lost an added token other than a thinking marker or a stop token.
+
+        :meth:`_visible` ignores added tokens (the template writes some around every turn), so a
+        token the model wrote as text (``<tool_call>`` inside its reasoning, say) is checked here.
+        """
+        if self._added_pattern is None:
+            return False
+        # Tokens the template itself writes in or around an assistant turn are structure.
+        ignorable = set(self._stop_texts()) | set(self.thinking_markers or ())
+        ignorable |= self._structural_tokens
+        ignorable.update(self._added_pattern.findall(self.turn_prefix + self.turn_suffix))
+        wrote = collections.Counter(self._added_pattern.findall(completion))
+        still = collections.Counter(self._added_pattern.findall(kept))
+        return any(still[token] < n for token, n in wrote.items() if token not in ignorable)
 
     def _visible(self, text: str) -> str:
         """``text`` without special/added tokens and whitespace: what a parse must keep."""

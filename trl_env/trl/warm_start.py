@@ -4,16 +4,21 @@ A randomly initialised model (such as the built-in tiny one, see :mod:`trl_env.t
 gibberish: every reply is an invalid action, every reward the same, and GRPO has no signal to
 learn from. :func:`warm_start` fixes that with a few hundred steps of supervised fine-tuning on
 *format-only* data: the prompts are real first observations of the env, rendered exactly as the
-rollout renders them, and each target is a **random** well-formed reply (a random word of the
-env's word list in brackets, a random number in range, ...) that ignores the observation. The
-model learns to answer in the right format and nothing about which answer is right, so its reward
-after the warm start is chance level, and whatever it gains above chance during RL it learned
-from the reward.
+rollout renders them, and each target is a **random** well-formed reply that carries no
+information about which reply is right:
+
+* ``TextLargestNumber``: one of the shown numbers, uniformly at random;
+* ``TextWordle``: a random answer word, in brackets;
+* ``TextGuessNumber``: a random number of the range, in brackets.
+
+The model learns to answer in the right format, not which answer is right: its reward after the
+warm start is at (or below) chance level, and whatever it gains above chance during RL it learned
+from the reward. Add other envs with :func:`register_format_example`.
 
 Example:
     >>> from trl_env.trl.tiny import load_model_and_tokenizer
     >>> model, tokenizer = load_model_and_tokenizer("/tmp/tiny-qwen3")  # doctest: +SKIP
-    >>> stats = warm_start(model, tokenizer, ["TextEcho-v0"], steps=300)  # doctest: +SKIP
+    >>> stats = warm_start(model, tokenizer, ["TextLargestNumber-v0"], steps=200)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -42,9 +47,12 @@ FormatExample = Callable[[gym.Env, np.random.Generator], str]
 """``f(env, rng) -> reply``: a random well-formed reply for ``env`` (reset, not yet stepped)."""
 
 
-def _echo_example(env: gym.Env, rng: np.random.Generator) -> str:
-    words = env.unwrapped.words  # type: ignore[attr-defined]
-    return f"[{words[int(rng.integers(len(words)))]}]"
+def _largest_number_example(env: gym.Env, rng: np.random.Generator) -> str:
+    # One of the numbers shown, uniformly at random: the format of an answer to a multiple-choice
+    # question, with nothing about which choice is right (it is the largest 1 / num_options of
+    # the time, like any fixed rule would be).
+    numbers = env.unwrapped.rounds[0]  # type: ignore[attr-defined]
+    return f"[{numbers[int(rng.integers(len(numbers)))]}]"
 
 
 def _wordle_example(env: gym.Env, rng: np.random.Generator) -> str:
@@ -61,7 +69,7 @@ def _guess_number_example(env: gym.Env, rng: np.random.Generator) -> str:
 
 # Keyed by registered entry point, so every variant of an env (every ID with other kwargs) shares it.
 _FORMAT_EXAMPLES: dict[str, FormatExample] = {
-    "trl_env.envs.echo:TextEchoEnv": _echo_example,
+    "trl_env.envs.largest_number:TextLargestNumberEnv": _largest_number_example,
     "trl_env.envs.wordle:TextWordleEnv": _wordle_example,
     "trl_env.envs.guess_number:TextGuessNumberEnv": _guess_number_example,
 }
@@ -93,9 +101,7 @@ def format_example_for(env_id: str) -> FormatExample:
         return _FORMAT_EXAMPLES[entry_point]
     except KeyError:
         known = sorted(
-            spec.id
-            for spec in gym.registry.values()
-            if str(spec.entry_point) in _FORMAT_EXAMPLES
+            spec.id for spec in gym.registry.values() if str(spec.entry_point) in _FORMAT_EXAMPLES
         )
         raise ValueError(
             f"no format examples are known for {env_id} ({entry_point}), so it cannot be "
@@ -207,7 +213,9 @@ def warm_start(
     model.train()
     try:
         for step in range(1, steps + 1):
-            batch = _examples(ids, batch_size, rng, processor, system_prompt, env_kwargs or {}, envs)
+            batch = _examples(
+                ids, batch_size, rng, processor, system_prompt, env_kwargs or {}, envs
+            )
             width = max(len(p) + len(t) for p, t in batch)
             input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
             attention = torch.zeros((len(batch), width), dtype=torch.long)

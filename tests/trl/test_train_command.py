@@ -1,0 +1,280 @@
+"""``trl-env train`` (``trl_env.trl.train``): options, defaults, errors, and short real runs.
+
+The runs use the built-in tiny model or the session's ``tiny_model_dir`` and 1-2 GRPO steps; they
+are marked ``slow`` because they train (CI runs them), and each takes seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("trl")
+
+import transformers
+
+from trl_env.trl import train as train_module
+from trl_env.trl.tiny import load_model_and_tokenizer
+from trl_env.trl.train import TrainConfig, TrainResult, add_arguments, run, train
+
+ENV = "TextLargestNumber-v0"
+# Small and fast: 2 tasks x 8 generations per step, a few warm-start steps.
+FAST = ["--batch-size", "16", "--num-tasks", "16", "--warm-start-steps", "5", "--no-progress"]
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="trl-env train")
+    add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def run_cli(argv: list[str]) -> int:
+    return run(parse(argv))
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+# ---------------------------------------------------------------------------- options and config
+
+
+def test_parser_defaults() -> None:
+    args = parse([ENV, "TextWordle-v0"])
+    assert args.env_ids == [ENV, "TextWordle-v0"]
+    assert args.model is None and args.max_steps is None and args.learning_rate is None
+    assert args.num_generations == 8 and args.beta == 0.0 and args.temperature == 1.0
+    assert args.vllm_mode == "colocate" and not args.use_vllm and not args.lora and not args.bf16
+
+
+def test_defaults_resolve_per_model_kind() -> None:
+    tiny = TrainConfig([ENV]).resolved()
+    assert tiny.learning_rate == 1e-3 and tiny.per_device_train_batch_size == 64
+    assert tiny.warm_start_steps == 600 and tiny.system_prompt is None
+    assert tiny.max_new_tokens_per_turn == 8 and tiny.max_steps == 400
+    real = TrainConfig([ENV], model="Qwen/Qwen3-0.6B").resolved()
+    assert real.learning_rate == 1e-6 and real.warm_start_steps == 0
+    assert real.max_completion_length == 1024 and real.system_prompt is not None
+    assert TrainConfig([ENV], model="Qwen/Qwen3-0.6B", lora=True).resolved().learning_rate == 1e-5
+    # Explicit values win; a default batch is rounded up to whole groups.
+    custom = TrainConfig([ENV], learning_rate=5e-4, num_generations=6, system_prompt=None)
+    assert custom.resolved().learning_rate == 5e-4
+    assert custom.resolved().per_device_train_batch_size == 66
+    assert custom.resolved().system_prompt is None
+    assert TrainConfig([ENV]).resolved().output_dir.startswith("trl-env-runs")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "match"),
+    [
+        ({"num_generations": 1}, "at least 2"),
+        ({"per_device_train_batch_size": 12}, "multiple of num_generations"),
+        ({"learning_rate": 0.0}, "learning_rate must be a positive"),
+        ({"learning_rate": math.nan}, "learning_rate must be a positive"),
+        ({"temperature": 0.0}, "temperature must be > 0"),
+        ({"beta": -0.1}, "beta must be >= 0"),
+        ({"max_steps": 0}, "max_steps must be a positive int"),
+        ({"num_tasks": 0}, "num_tasks must be a positive int"),
+        ({"vllm_mode": "remote"}, "vllm_mode must be 'colocate' or 'server'"),
+        ({"vllm_gpu_memory_utilization": 1.5}, "vllm_gpu_memory_utilization"),
+        ({"warm_start_steps": -1}, "warm_start_steps must be an int >= 0"),
+        ({"save_steps": -1}, "save_steps must be an int >= 0"),
+    ],
+)
+def test_bad_config_values(overrides: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        TrainConfig([ENV], **overrides)
+
+
+def test_no_env_id() -> None:
+    with pytest.raises(ValueError, match="at least one env ID"):
+        TrainConfig([])
+
+
+def test_summary() -> None:
+    rows = [{"step": i + 1, "reward": r} for i, r in enumerate([0.1] * 10 + [0.5] * 10)]
+    result = TrainResult(
+        Path("."), Path("."), Path("."), None, rows, 12.0, 10.0, TrainConfig([ENV])
+    )
+    summary = result.summary()
+    assert summary["first_mean"] == pytest.approx(0.1) and summary["last_mean"] == pytest.approx(
+        0.5
+    )
+    assert summary["ratio"] == pytest.approx(5.0) and summary["gain"] == pytest.approx(0.4)
+    assert summary["steps"] == 20 and summary["wall_time_s"] == 12.0
+
+
+# ---------------------------------------------------------------------------- clear errors, fast
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["TextWordel-v0"], "Did you mean: `TextWordle`"),
+        ([ENV, "--num-generations", "1"], "at least 2"),
+        ([ENV, "--batch-size", "12"], "must be a multiple of num_generations (8)"),
+        ([ENV, "--learning-rate", "-1"], "learning_rate must be a positive number"),
+        ([ENV, "--temperature", "0"], "temperature must be > 0"),
+        ([ENV, "--max-steps", "0"], "max_steps must be a positive int"),
+        ([ENV, "--env-kwargs", "{num_options: 3"], "--env-kwargs is not valid JSON"),
+        ([ENV, "--env-kwargs", "[3]"], "--env-kwargs must be a JSON object"),
+        ([ENV, "--env-kwargs", '{"num_options": 1}'], "num_options must be an int >= 2"),
+        ([ENV, "--env-kwargs", '{"colour": "red"}'], "do not suit TextLargestNumber-v0"),
+        ([ENV, "--model", "/no/such/model/dir"], "neither an existing model directory"),
+        (["TextSudoku-v0"], "--warm-start-steps 0"),
+    ],
+)
+def test_bad_values_give_clear_errors(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli([*argv, "--output-dir", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("trl-env train: error: ") and message in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()  # failed before doing anything
+
+
+@pytest.mark.parametrize(("flag", "package"), [("--lora", "peft"), ("--use-vllm", "vllm")])
+def test_missing_packages_name_the_install(
+    flag: str, package: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec(package) is not None:
+        pytest.skip(f"{package} is installed")
+    assert run_cli([ENV, flag, "--output-dir", str(tmp_path)]) == 2
+    assert f"pip install {package}" in capsys.readouterr().err
+
+
+def test_bad_vllm_mode_is_an_argparse_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        parse([ENV, "--vllm-mode", "remote"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'remote'" in capsys.readouterr().err
+
+
+def test_hub_ids_go_through_from_pretrained(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No network here: stand in for the Hub and check that a Hub id reaches from_pretrained, the
+    # call a local directory takes too (see test_local_model_dir below).
+    names: list[str] = []
+
+    def offline(name: str, *args: Any, **kwargs: Any) -> Any:
+        names.append(name)
+        raise OSError(f"We couldn't connect to the Hub to load {name}")
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", offline)
+    argv = [ENV, "--model", "some-org/some-model", "--output-dir", str(tmp_path), "--no-progress"]
+    assert run_cli(argv) == 2
+    assert names == ["some-org/some-model"]
+    assert "couldn't connect to the Hub" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- real runs
+
+
+@pytest.mark.slow
+def test_run_writes_csv_png_and_checkpoints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    argv = [ENV, "--max-steps", "2", "--save-steps", "1", "--output-dir", str(out), *FAST]
+    assert run_cli(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["steps"] == 2 and report["model_dir"] == str(out / "final")
+
+    rows = read_csv(out / "metrics.csv")
+    assert [row["step"] for row in rows] == ["1", "2"]
+    for column in ("reward", "env/success_rate", "loss", "learning_rate", "wall_time_s"):
+        assert all(row[column] != "" for row in rows), column
+        float(rows[0][column])
+    assert list(rows[0])[:2] == ["step", "reward"]
+
+    assert (out / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads((out / "train_config.json").read_text())["max_steps"] == 2
+    # Final model and tokenizer, loadable like any --model; intermediate checkpoints.
+    model, tokenizer = load_model_and_tokenizer(out / "final")
+    assert model.config.model_type == "qwen3" and tokenizer.chat_template
+    assert (out / "checkpoint-1").is_dir() and (out / "checkpoint-2").is_dir()
+    # The warm-started model the run started from is kept too.
+    assert (out / "warm-start" / "config.json").is_file()
+
+
+@pytest.mark.slow
+def test_local_model_dir(
+    tiny_model_dir: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    names: list[str] = []
+    original = transformers.AutoTokenizer.from_pretrained
+
+    def spy(name: Any, *args: Any, **kwargs: Any) -> Any:
+        names.append(str(name))
+        return original(name, *args, **kwargs)
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", spy)
+    out = tmp_path / "run"
+    argv = [
+        ENV,
+        "--model",
+        tiny_model_dir,
+        "--max-steps",
+        "1",
+        "--max-new-tokens-per-turn",
+        "8",
+        "--max-completion-length",
+        "32",
+        "--output-dir",
+        str(out),
+        *FAST[:4],
+        "--no-progress",
+    ]
+    assert run_cli(argv) == 0
+    assert names[0] == tiny_model_dir  # no warm start for a given model: loaded as is
+    assert not (out / "warm-start").exists()
+    config = json.loads((out / "train_config.json").read_text())
+    assert config["model"] == tiny_model_dir and config["learning_rate"] == 1e-6
+    assert config["system_prompt"] is not None
+    assert len(read_csv(out / "metrics.csv")) == 1
+    assert (out / "final" / "model.safetensors").is_file()
+    capsys.readouterr()
+
+
+@pytest.mark.slow
+def test_python_api_on_two_envs(tmp_path: Path) -> None:
+    lines: list[str] = []
+    result = train(
+        [ENV, "TextGuessNumber-v0"],
+        output_dir=str(tmp_path / "api"),
+        max_steps=2,
+        per_device_train_batch_size=16,
+        num_tasks=16,
+        warm_start_steps=5,
+        env_kwargs={},
+        log=lines.append,
+        plot=False,
+    )
+    assert isinstance(result, TrainResult)
+    assert len(result.history) == 2 and len(result.rewards()) == 2
+    assert result.plot_png is None and not (tmp_path / "api" / "learning_curve.png").exists()
+    assert result.metrics_csv.is_file() and (result.model_dir / "config.json").is_file()
+    assert result.config.env_ids == [ENV, "TextGuessNumber-v0"]
+    assert result.wall_time_s >= result.train_time_s > 0
+    assert any(line.startswith("warm start: 5 steps") for line in lines)
+    assert lines[-1].startswith("done in ")
+    # Per-env metrics are logged when the dataset mixes envs.
+    assert any(key.startswith(f"env/{ENV}/") for key in result.history[0])
+
+
+def test_module_exports() -> None:
+    assert set(train_module.__all__) >= {"TrainConfig", "TrainResult", "add_arguments", "run"}
