@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import trl_env  # noqa: F401  (registers the IDs)
+import trl_env
 
 DATA = Path(__file__).parent / "data" / "replays_toy_text.json"
 
@@ -93,7 +93,12 @@ def record_episode(env_id: str, kwargs: dict[str, Any], seed: int) -> dict[str, 
 
 def record_all() -> list[dict[str, Any]]:
     return [
-        {"id": env_id, "kwargs": kwargs, "seed": seed, "episode": record_episode(env_id, kwargs, seed)}
+        {
+            "id": env_id,
+            "kwargs": kwargs,
+            "seed": seed,
+            "episode": record_episode(env_id, kwargs, seed),
+        }
         for env_id, kwargs in CASES
         for seed in SEEDS
     ]
