@@ -126,6 +126,6 @@ def test_batch_space_is_tuple_of_text_spaces() -> None:
     from gymnasium.vector.utils import batch_space
 
     batched = batch_space(TextSpace(8), n=3)
-    assert isinstance(batched, gym.spaces.Tuple)
+    assert isinstance(batched, gym.spaces.Tuple) and type(batched).__name__ == "BatchedTextSpace"
     assert all(sub == TextSpace(8) for sub in batched.spaces)
     assert data_equivalence(len(batched.sample()), 3)

@@ -10,6 +10,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 from tests.conftest import text_env_ids
+from trl_env.spaces import SharedTextBatch
 
 # Long Unicode replies: several scripts, emoji, accents, a wide-character run; ~40k characters.
 LONG_UNICODE = ("Réponse → 回答 ответ 🎉🚀 ñ " * 1500)[:40_000]
@@ -53,7 +54,7 @@ def vector_rollouts(envs, num_envs: int, seed: int, steps: int):
     for t in range(steps):
         actions = tuple(REPLIES[(t + i) % len(REPLIES)] for i in range(num_envs))
         observations, rewards, terminations, truncations, _ = envs.step(actions)
-        assert envs.observation_space.contains(tuple(observations))
+        assert observations in envs.observation_space
         for i in range(num_envs):
             traces[i].append(
                 (observations[i], float(rewards[i]), bool(terminations[i]), bool(truncations[i]))
@@ -73,9 +74,13 @@ def test_sync_vector_env_matches_single_envs_with_next_step_autoreset(env_id: st
     envs.close()
 
 
+@pytest.mark.parametrize("copy_observations", [True, False], ids=["copy", "live-view"])
 @pytest.mark.parametrize("env_id", text_env_ids())
-def test_async_vector_env_with_shared_memory(env_id: str) -> None:
-    envs = make_vec(env_id, 2, "async", max_episode_steps=2)
+def test_async_vector_env_with_shared_memory(env_id: str, copy_observations: bool) -> None:
+    # copy=False hands out the SharedTextBatch itself: it must be in the observation space too.
+    envs = make_vec(
+        env_id, 2, "async", max_episode_steps=2, vector_kwargs={"copy": copy_observations}
+    )
     try:
         got = vector_rollouts(envs, 2, seed=5, steps=4)
     finally:
@@ -90,10 +95,12 @@ def test_async_without_copy_returns_a_live_view_that_copies_to_tuples() -> None:
     )
     try:
         first, _ = envs.reset(seed=0)
+        assert isinstance(first, SharedTextBatch) and first in envs.observation_space
         snapshot = copy.deepcopy(first)
         assert type(snapshot) is tuple and snapshot == first
         envs.step(("[crane]", "[slate]"))
         assert first[0].startswith("Guess 1 of 6: CRANE")  # the view follows the buffer
+        assert first in envs.observation_space
         assert snapshot[0].startswith("Let's play Wordle")
     finally:
         envs.close()

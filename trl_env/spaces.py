@@ -3,29 +3,48 @@
 Gymnasium's own :class:`gymnasium.spaces.Text` defaults to letters and digits, so ``"hello world"``
 is outside it, the passive checker warns on every ordinary message, and ``AsyncVectorEnv`` with
 shared memory crashes on characters outside its charset. :class:`TextSpace` accepts any printable
-Unicode string (plus newlines and tabs) up to a maximum length, and registers the vector-env hooks
-(batching, shared memory) so it works wherever gymnasium's own spaces do.
+Unicode string (plus newlines and tabs) up to a maximum length, and registers gymnasium's
+singledispatch hooks for it so it works wherever gymnasium's own spaces do:
+
+* vector envs: ``batch_space`` and ``batch_differing_spaces`` (a :class:`BatchedTextSpace`, so
+  text envs of different ``max_length`` mix in one vector env with ``observation_mode="different"``),
+  ``is_space_dtype_shape_equiv``, ``create_empty_array`` and shared memory (a
+  :class:`SharedTextBatch` live view when ``AsyncVectorEnv(copy=False)``);
+* wrappers: ``create_zero_array`` (the empty string), which ``FrameStackObservation(...,
+  padding_type="zero")`` and ``DelayObservation`` use.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from copy import deepcopy
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.spaces.utils import is_space_dtype_shape_equiv
 from gymnasium.vector.utils import (
+    batch_differing_spaces,
+    batch_space,
     create_empty_array,
     create_shared_memory,
+    iterate,
     read_from_shared_memory,
     write_to_shared_memory,
 )
+from gymnasium.wrappers.utils import create_zero_array
 
 from trl_env.error import InvalidSpaceError
 
-__all__ = ["DEFAULT_MAX_LENGTH", "SAMPLE_ALPHABET", "SharedTextBatch", "TextSpace"]
+__all__ = [
+    "DEFAULT_MAX_LENGTH",
+    "SAMPLE_ALPHABET",
+    "BatchedTextSpace",
+    "SharedTextBatch",
+    "TextSpace",
+]
 
 DEFAULT_MAX_LENGTH = 65_536
 """Default upper bound on the length (in characters) of an observation or action."""
@@ -150,10 +169,69 @@ class TextSpace(spaces.Space[str]):
         return hash((TextSpace, self.max_length, self.min_length))
 
 
-# --- vector-env hooks -------------------------------------------------------------------------
-# Batching falls back to gymnasium's generic Tuple-of-copies, which is right for text. Shared
-# memory needs a fixed-size buffer: each string is stored as its Unicode code points (int32),
-# zero-padded; NUL is not printable, so it can never be part of a string in the space.
+# --- batching ---------------------------------------------------------------------------------
+
+
+class BatchedTextSpace(spaces.Tuple):
+    """The space of a batch of strings: one :class:`TextSpace` per sub-env.
+
+    What ``batch_space`` and ``batch_differing_spaces`` return for :class:`TextSpace`: a
+    gymnasium :class:`~gymnasium.spaces.Tuple` (every hook registered for ``Tuple`` applies, and
+    it compares equal to a ``Tuple`` of the same spaces) whose :meth:`contains` also accepts the
+    :class:`SharedTextBatch` that ``AsyncVectorEnv(shared_memory=True, copy=False)`` returns.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> from gymnasium.vector.utils import batch_differing_spaces
+        >>> batch = batch_differing_spaces([TextSpace(4), TextSpace(8)])
+        >>> ("four", "eight ok") in batch, ("eight ok", "four") in batch
+        (True, False)
+    """
+
+    def contains(self, x: Any) -> bool:
+        """Whether ``x`` (a tuple, list or :class:`SharedTextBatch`) holds one string per space."""
+        if isinstance(x, SharedTextBatch):
+            x = tuple(x)
+        return super().contains(x)
+
+    def __repr__(self) -> str:
+        return f"BatchedTextSpace({', '.join(map(repr, self.spaces))})"
+
+
+# Gymnasium looks some hooks up by exact type (``type(space) in registry``), where a Tuple subclass
+# does not inherit Tuple's: register those for the batched space too.
+@iterate.register(BatchedTextSpace)
+def _iterate_text_batch(space: BatchedTextSpace, items: Sequence[str]) -> Iterator[str]:
+    return iter(items)
+
+
+batch_differing_spaces.register(BatchedTextSpace, batch_differing_spaces.dispatch(spaces.Tuple))
+
+
+@batch_space.register(TextSpace)
+def _batch_text_space(space: TextSpace, n: int = 1) -> BatchedTextSpace:
+    # Seeded exactly as gymnasium batches any other space (its `_batch_space_custom`), so that
+    # `envs.action_space.sample()` draws what it drew before this registration.
+    batched = BatchedTextSpace(
+        tuple(deepcopy(space) for _ in range(n)), seed=deepcopy(space.np_random)
+    )
+    space_rng = deepcopy(space.np_random)
+    batched.seed(list(map(int, space_rng.integers(0, int(1e8), n))))
+    return batched
+
+
+@batch_differing_spaces.register(TextSpace)
+def _batch_differing_text_spaces(text_spaces: Sequence[TextSpace]) -> BatchedTextSpace:
+    return BatchedTextSpace(
+        [deepcopy(space) for space in text_spaces], seed=deepcopy(text_spaces[0].np_random)
+    )
+
+
+@is_space_dtype_shape_equiv.register(TextSpace)
+def _text_spaces_batch_together(space_1: TextSpace, space_2: Any) -> bool:
+    # Text has no shape or dtype, and the shared-memory layout below does not depend on the
+    # writer's max_length, so any two text spaces can share a vector env.
+    return isinstance(space_2, TextSpace)
 
 
 @create_empty_array.register(TextSpace)
@@ -161,9 +239,33 @@ def _create_empty_text(space: TextSpace, n: int = 1, fn: Any = np.zeros) -> tupl
     return tuple(" " * space.min_length for _ in range(n))
 
 
+@create_zero_array.register(TextSpace)
+def _create_zero_text(space: TextSpace) -> str:
+    # The "zero" observation (padding of FrameStackObservation, the first DelayObservation
+    # observations): the shortest string in the space, as gymnasium's Text does.
+    return " " * space.min_length
+
+
+# --- shared memory ----------------------------------------------------------------------------
+# A fixed-size int32 buffer: a header holding the row width, then one row per sub-env with the
+# string's Unicode code points, zero-padded (NUL is not printable, so it is never part of a string
+# in the space). The width comes from the space that created the buffer and is read back from the
+# header by every writer and reader, so sub-envs whose spaces have other max_lengths
+# (observation_mode="different") still write to the right row.
+
+_HEADER = 1
+
+
+def _rows(shared_memory: Any) -> tuple[np.ndarray, int]:
+    buffer = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)
+    return buffer[_HEADER:], int(buffer[0])
+
+
 @create_shared_memory.register(TextSpace)
 def _create_text_shared_memory(space: TextSpace, n: int = 1, ctx: ModuleType = mp) -> Any:
-    return ctx.Array(np.dtype(np.int32).char, n * space.max_length)
+    shared_memory = ctx.Array(np.dtype(np.int32).char, _HEADER + n * space.max_length)
+    np.frombuffer(shared_memory.get_obj(), dtype=np.int32)[0] = space.max_length
+    return shared_memory
 
 
 class SharedTextBatch(Sequence[str]):
@@ -175,6 +277,7 @@ class SharedTextBatch(Sequence[str]):
     empty initial values (gymnasium's own ``Text`` has exactly this bug), so the batch is decoded
     on access instead. ``copy.deepcopy``, ``copy.copy`` and pickling give a plain ``tuple`` of the
     current strings, so ``AsyncVectorEnv(copy=True)`` (the default) hands out ordinary tuples.
+    The vector env's :class:`BatchedTextSpace` contains it.
     """
 
     __slots__ = ("_data",)
@@ -212,20 +315,23 @@ class SharedTextBatch(Sequence[str]):
 
 @read_from_shared_memory.register(TextSpace)
 def _read_text_shared_memory(space: TextSpace, shared_memory: Any, n: int = 1) -> SharedTextBatch:
-    data = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length))
-    return SharedTextBatch(data)
+    rows, width = _rows(shared_memory)
+    return SharedTextBatch(rows.reshape((n, width)))
 
 
 @write_to_shared_memory.register(TextSpace)
 def _write_text_shared_memory(space: TextSpace, index: int, value: str, shared_memory: Any) -> None:
-    if not isinstance(value, str) or len(value) > space.max_length:
+    rows, width = _rows(shared_memory)
+    if not isinstance(value, str) or len(value) > width:
+        length = len(value) if isinstance(value, str) else "?"
         raise InvalidSpaceError(
-            f"cannot store {type(value).__name__} of length {len(value) if isinstance(value, str) else '?'} "
-            f"in a {space!r} shared-memory buffer; raise the env's max_length or pass "
+            f"cannot store {type(value).__name__} of length {length} in a shared-memory text "
+            f"buffer of width {width} (the max_length of the vector env's "
+            "single_observation_space: the first sub-env's); raise that max_length, list the "
+            "sub-env with the longest max_length first, or pass "
             "vector_kwargs={'shared_memory': False}"
         )
-    destination = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)
-    row = destination[index * space.max_length : (index + 1) * space.max_length]
+    row = rows[index * width : (index + 1) * width]
     codes = np.frombuffer(value.encode("utf-32-le", "surrogatepass"), dtype=np.int32)
     row[: len(codes)] = codes
     row[len(codes) :] = 0
