@@ -21,6 +21,7 @@ from trl_env.envs.toy_text import (
 )
 
 import trl_env  # noqa: F401  (registers the IDs)
+from trl_env.error import EpisodeOverError
 
 IDS = [
     "TextFrozenLake-v1",
@@ -109,7 +110,40 @@ def test_step_after_the_end_raises_reset_needed(env_id: str) -> None:
     env = gym.make(env_id, is_slippery=False) if "Frozen" in env_id else gym.make(env_id)
     play(env, 0)
     with pytest.raises(gym.error.ResetNeeded, match="call reset"):
-        env.step(oracle_action(env))
+        env.step(f"[{env.unwrapped.actions[0]}]")
+
+
+# --- the env-owned policies (the contract of trl-env eval/play) ---------------------------------
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_oracle_action_method_is_the_function_and_refuses_a_finished_game(env_id: str) -> None:
+    env = gym.make(env_id, is_slippery=False) if "Frozen" in env_id else gym.make(env_id)
+    with pytest.raises(EpisodeOverError, match="call reset"):
+        env.unwrapped.oracle_action()  # never started
+    env.reset(seed=3)
+    assert env.unwrapped.oracle_action() == oracle_action(env)
+    play(env, 3, policy=lambda e: e.unwrapped.oracle_action())
+    with pytest.raises(EpisodeOverError, match="call reset"):
+        env.unwrapped.oracle_action()
+    with pytest.raises(EpisodeOverError, match="call reset"):
+        oracle_action(env)
+    env.reset(seed=4)
+    assert env.unwrapped.oracle_action() in LEGAL[env_id]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_random_action_draws_what_eval_drew_and_only_from_rng(env_id: str) -> None:
+    from trl_env.eval import random_action
+
+    env = gym.make(env_id)
+    _, info = env.reset(seed=0)
+    game_state_before = env.unwrapped.np_random.bit_generator.state
+    mine, theirs = np.random.default_rng(5), np.random.default_rng(5)
+    drawn = [env.unwrapped.random_action(mine) for _ in range(40)]
+    assert drawn == [random_action(env, info, theirs) for _ in range(40)]
+    assert set(drawn) == {f"[{name}]" for name in env.unwrapped.actions}
+    assert env.unwrapped.np_random.bit_generator.state == game_state_before
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -374,8 +408,8 @@ def test_oracle_policy_is_computed_once(monkeypatch: pytest.MonkeyPatch) -> None
         calls.append(1)
         return value_iteration(P, **kwargs)
 
-    monkeypatch.setattr(toy_text, "_POLICIES", {})
-    monkeypatch.setattr(toy_text, "value_iteration", counting)
+    monkeypatch.setattr(toy_text._solvers, "_POLICIES", {})
+    monkeypatch.setattr(toy_text._solvers, "value_iteration", counting)
     for _ in range(3):
         env = gym.make("TextCliffWalking-v1")
         play(env, 0)

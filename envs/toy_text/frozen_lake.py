@@ -1,0 +1,161 @@
+"""FrozenLake (gymnasium's ``FrozenLake-v1``) as a text env: ``TextFrozenLake-v1``, ``TextFrozenLake8x8-v1``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import ClassVar
+
+from gymnasium.envs.toy_text.frozen_lake import MAPS, FrozenLakeEnv
+from trl_env.envs.toy_text._adapter import (
+    GRID_MOVES,
+    GRID_SYNONYMS,
+    ToyTextEnv,
+    grid_move,
+    position,
+)
+from trl_env.envs.toy_text._solvers import cached_policy
+
+__all__ = ["TextFrozenLakeEnv"]
+
+_LAKE_ACTIONS = ("left", "down", "right", "up")
+
+
+def _describe_lake(rows: tuple[str, ...], state: int) -> str:
+    row, col = divmod(int(state), len(rows[0]))
+    grid = [list(line) for line in rows]
+    grid[row][col] = "@"
+    return (
+        "\n".join("".join(line) for line in grid)
+        + f"\nYou (@) are at {position(state, len(rows[0]))}."
+    )
+
+
+class TextFrozenLakeEnv(ToyTextEnv):
+    """Frozen Lake: cross a frozen lake from the start to the goal without falling into a hole.
+
+    ## Description
+    Gymnasium's ``FrozenLake-v1`` (``FrozenLakeEnv``), unchanged, as text. The lake is a grid of
+    ``S`` (start), ``F`` (frozen, safe), ``H`` (hole) and ``G`` (goal); the player is drawn as
+    ``@``. On slippery ice (the default, as in gymnasium) a move goes in the chosen direction with
+    probability ``success_rate`` and otherwise to one of the two perpendicular directions.
+
+    ## Action Space
+    Free text (:class:`trl_env.TextSpace`): ``[left]``, ``[down]``, ``[right]`` or ``[up]``
+    (case-insensitive; the last bracketed word wins; a bare word works too; ``west``, ``south``,
+    ``east``, ``north`` and ``l``/``d``/``r``/``u`` are accepted). Anything else is an *invalid
+    action*: the game does not move, the reply gets feedback listing the legal actions,
+    ``info["invalid_action"]`` is set and the reward is ``-invalid_action_penalty``.
+
+    ## Observation Space
+    Text. The first observation states the rules, the map and the reply format. Each later one is
+    only the news: what the move did (including slips), the map with ``@`` and the position.
+
+    ## Rewards
+    1 for reaching the goal, 0 otherwise (gymnasium's schedule); ``-invalid_action_penalty`` for an
+    invalid reply. The maximum return is 1.
+
+    ## Episode End
+    Terminated on reaching the goal or falling into a hole. Truncated by ``TimeLimit`` after 100
+    steps (4x4) or 200 steps (8x8), invalid replies included.
+
+    ## Arguments
+    ```python
+    gym.make("TextFrozenLake-v1", map_name="4x4", is_slippery=True, success_rate=1/3,
+             invalid_action_penalty=0.1, render_mode="ansi")
+    gym.make("TextFrozenLake8x8-v1")  # map_name="8x8", max_episode_steps=200
+    ```
+    ``map_name`` is ``"4x4"`` or ``"8x8"`` (gymnasium's maps); ``desc`` (a list of row strings)
+    gives a custom map instead.
+
+    ## Info
+    Gymnasium's ``prob`` of the transition, ``invalid_action`` (with ``error``), ``action``.
+
+    ## Version History
+    * v1: Initial version, wrapping gymnasium's ``FrozenLake-v1``.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import trl_env
+        >>> env = gym.make("TextFrozenLake-v1", is_slippery=False)
+        >>> _ = env.reset(seed=0)
+        >>> print(env.step("[right]")[0])
+        You moved right.
+        S@FF
+        FHFH
+        FFFH
+        HFFG
+        You (@) are at row 1, column 2.
+    """
+
+    actions = _LAKE_ACTIONS
+    synonyms: ClassVar[dict[str, list[str]]] = GRID_SYNONYMS
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        *,
+        map_name: str = "4x4",
+        desc: Sequence[str] | None = None,
+        is_slippery: bool = True,
+        success_rate: float = 1.0 / 3.0,
+        invalid_action_penalty: float = 0.1,
+    ) -> None:
+        if desc is None and map_name not in MAPS:
+            raise ValueError(f"map_name must be one of {sorted(MAPS)}, got {map_name!r}")
+        rows = tuple(desc if desc is not None else MAPS[map_name])
+        self.is_slippery = bool(is_slippery)
+        self.success_rate = float(success_rate)
+        self._rows = rows
+        game = FrozenLakeEnv(desc=list(rows), is_slippery=is_slippery, success_rate=success_rate)
+        slippery = (
+            f"The ice is slippery: a move goes the way you chose only with probability "
+            f"{success_rate:.2g}; otherwise you slide to one side (left or right of that direction).\n"
+            if is_slippery
+            else ""
+        )
+        rules = (
+            f"Let's play Frozen Lake. Walk across a frozen lake ({len(rows)} rows x "
+            f"{len(rows[0])} columns) from the start S to the goal G without falling into a hole.\n"
+            "Map: S start, F frozen ice (safe), H hole, G goal, @ you. Row 1 is the top (north) "
+            "row, column 1 the left (west) column.\n"
+            f"{slippery}"
+            "Reaching G wins (reward 1). Falling into a hole ends the game (reward 0)."
+        )
+        super().__init__(
+            game,
+            render_mode=render_mode,
+            describe=partial(_describe_lake, rows),
+            rules=rules,
+            invalid_action_penalty=invalid_action_penalty,
+        )
+
+    def _narrate(self, before: int, action: str, reward: float, terminated: bool) -> str:
+        after = int(self.game.s)  # type: ignore[attr-defined]
+        shape = (len(self._rows), len(self._rows[0]))
+        if after == grid_move(before, GRID_MOVES[action], shape):
+            message = (
+                f"You moved {action}."
+                if after != before
+                else f"You tried to move {action} but the edge of the lake stopped you."
+            )
+        else:
+            index = _LAKE_ACTIONS.index(action)
+            sideways = [
+                name
+                for name in (_LAKE_ACTIONS[(index - 1) % 4], _LAKE_ACTIONS[(index + 1) % 4])
+                if grid_move(before, GRID_MOVES[name], shape) == after
+            ]
+            slid = f"slid {sideways[0]}" if after != before else "slid against the edge"
+            message = f"You tried to move {action} but slipped and {slid}."
+        row, col = divmod(after, shape[1])
+        if terminated and self._rows[row][col] == "H":
+            message += " You fell into a hole. Game over."
+        elif terminated:
+            message += " You reached the goal. You win!"
+        return message
+
+    def oracle_index(self) -> int:
+        """The optimal move (value iteration on the game's transition table)."""
+        key = ("FrozenLake", self._rows, self.is_slippery, self.success_rate)
+        return int(cached_policy(key, self.game.P)[self.game.s])  # type: ignore[attr-defined]
