@@ -7,7 +7,7 @@ Unicode string (plus newlines and tabs) up to a maximum length, and registers gy
 singledispatch hooks for it so it works wherever gymnasium's own spaces do:
 
 * vector envs: ``batch_space`` and ``batch_differing_spaces`` (a :class:`BatchedTextSpace`, so
-  text envs of different ``max_length`` mix in one vector env with ``observation_mode="different"``),
+  text envs of different ``max_length`` mix in a vector env with ``observation_mode="different"``),
   ``is_space_dtype_shape_equiv``, ``create_empty_array`` and shared memory (a
   :class:`SharedTextBatch` live view when ``AsyncVectorEnv(copy=False)``);
 * wrappers: ``create_zero_array`` (the empty string), which ``FrameStackObservation(...,

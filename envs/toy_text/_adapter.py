@@ -98,7 +98,10 @@ class ToyTextEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         self.game.np_random = self.np_random  # one generator drives the game and this env
         self._episode_over = False
-        return self._text_env.reset(options=options)
+        observation, info = self._text_env.reset(options=options)
+        if "prob" in info:  # gymnasium reports an int on reset and floats on steps
+            info["prob"] = float(info["prob"])
+        return observation, info
 
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         """Play one reply. Never raises on any string ``action``."""
@@ -164,7 +167,7 @@ class ToyTextEnv(gym.Env[str, str]):
 
 
 def oracle_action(env: gym.Env[str, str]) -> str:
-    """The optimal reply in the current state of any toy-text env (``env.unwrapped.oracle_action()``).
+    """The optimal reply now in any toy-text env: ``env.unwrapped.oracle_action()``.
 
     Grid games (FrozenLake, Taxi, CliffWalking) follow the value-iteration policy of the game's
     transition table (optimal, also when slippery or rainy); Blackjack follows

@@ -1,4 +1,4 @@
-"""Optimal policies for gymnasium's toy-text games (private): value iteration and Blackjack's basic strategy."""
+"""Optimal play in gymnasium's toy-text games (private): value iteration, Blackjack strategy."""
 
 from __future__ import annotations
 

@@ -62,7 +62,8 @@ class TextBlackjackEnv(ToyTextEnv):
     a dealer without one. ``natural`` is then ignored.
 
     ## Info
-    ``invalid_action`` (with ``error``), ``action``.
+    ``invalid_action`` (bool, every step), ``success`` (bool, every step), ``action`` (the move
+    played, str; left out of invalid replies) and ``error`` (str; only on invalid replies).
 
     ## Version History
     * v1: Initial version, wrapping gymnasium's ``Blackjack-v1``.

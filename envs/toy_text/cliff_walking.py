@@ -73,7 +73,9 @@ class TextCliffWalkingEnv(ToyTextEnv):
     ```
 
     ## Info
-    Gymnasium's ``prob``, ``invalid_action`` (with ``error``), ``action``.
+    Gymnasium's ``prob`` (float; left out of invalid replies), ``invalid_action`` (bool, every
+    step), ``success`` (bool, every step), ``action`` (the move played, str; left out of invalid
+    replies) and ``error`` (str; only on invalid replies).
 
     ## Version History
     * v1: Initial version, wrapping gymnasium's ``CliffWalking-v1``.

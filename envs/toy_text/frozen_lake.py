@@ -1,4 +1,4 @@
-"""FrozenLake (gymnasium's ``FrozenLake-v1``) as a text env: ``TextFrozenLake-v1``, ``TextFrozenLake8x8-v1``."""
+"""Gymnasium's FrozenLake as a text env: ``TextFrozenLake-v1``, ``TextFrozenLake8x8-v1``."""
 
 from __future__ import annotations
 
@@ -69,7 +69,9 @@ class TextFrozenLakeEnv(ToyTextEnv):
     gives a custom map instead.
 
     ## Info
-    Gymnasium's ``prob`` of the transition, ``invalid_action`` (with ``error``), ``action``.
+    Gymnasium's ``prob`` of the transition (float; left out of invalid replies), ``invalid_action``
+    (bool, every step), ``success`` (bool, every step), ``action`` (the move played, str; left out
+    of invalid replies) and ``error`` (str; only on invalid replies).
 
     ## Version History
     * v1: Initial version, wrapping gymnasium's ``FrozenLake-v1``.

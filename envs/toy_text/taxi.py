@@ -81,7 +81,9 @@ class TextTaxiEnv(ToyTextEnv):
     ```
 
     ## Info
-    Gymnasium's ``prob`` and ``action_mask``, ``invalid_action`` (with ``error``), ``action``.
+    Gymnasium's ``prob`` (float) and ``action_mask`` (int8 array), both left out of invalid replies;
+    ``invalid_action`` (bool, every step), ``success`` (bool, every step), ``action`` (the move
+    played, str; left out of invalid replies) and ``error`` (str; only on invalid replies).
 
     ## Version History
     * v3: Initial version, wrapping gymnasium's ``TaxiEnv`` (``Taxi-v3``, ``Taxi-v4`` since

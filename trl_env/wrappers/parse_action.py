@@ -37,7 +37,9 @@ class ParseAction(gym.Wrapper[str, str, str, ActType], gym.utils.RecordConstruct
     returns, **without stepping the inner env**, an observation that says what was wrong and lists
     the legal actions, a reward of ``-invalid_action_penalty``, ``terminated=truncated=False`` and
     ``info["invalid_action"]=True`` (with ``info["error"]``). Valid steps set
-    ``info["invalid_action"]=False`` and ``info["action"]`` (the canonical name). Because
+    ``info["invalid_action"]=False`` and ``info["action"]`` (the canonical name). Each key keeps
+    one type: ``action`` is left out of invalid steps and ``error`` out of valid ones (so a vector
+    env batches them, with its ``_action``/``_error`` masks saying which sub-envs have them). Because
     gymnasium's ``TimeLimit`` sits outside this wrapper (``gym.make`` puts it there), an invalid
     reply still uses up one step of ``max_episode_steps``: a model cannot stall forever, and the
     turn budget is what the model actually spent.
@@ -202,7 +204,7 @@ class ParseAction(gym.Wrapper[str, str, str, ActType], gym.utils.RecordConstruct
             )
         index, problem = self.parse(action)
         if problem is not None:
-            info = {"invalid_action": True, "error": problem, "action": None}
+            info = {"invalid_action": True, "error": problem}
             return self._feedback(problem), 0.0 - self.invalid_action_penalty, False, False, info
         assert index is not None
         observation, reward, terminated, truncated, info = self.env.step(self._start + index)
