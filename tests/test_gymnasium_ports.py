@@ -3,7 +3,7 @@
 Each test names the upstream test it ports (``Farama-Foundation/Gymnasium``, ``tests/...``). The
 upstream suites run them over ``TESTING_SPACES`` and ``GenericTestEnv``; here they run over
 :class:`~trl_env.TextSpace` (alone and nested in ``Tuple``/``Dict``) and every registered text env.
-They cover ``create_zero_array`` (``FrameStackObservation``, ``DelayObservation``),
+They cover the generic space contract (sampling, seeding, JSON, pickling), ``create_zero_array`` (``FrameStackObservation``, ``DelayObservation``),
 ``batch_space``/``batch_differing_spaces``/``iterate``/``concatenate``/``create_empty_array``,
 shared memory, and vector envs' ``observation_mode``.
 """
@@ -11,7 +11,9 @@ shared memory, and vector envs' ``observation_mode``.
 from __future__ import annotations
 
 import copy
+import json
 import multiprocessing as mp
+import pickle
 from functools import partial
 
 import gymnasium as gym
@@ -64,6 +66,65 @@ def sampled_rollout(env: gym.Env, steps: int) -> list:
         if terminated or truncated:
             break
     return observations
+
+
+# --- tests/spaces/test_spaces.py: the generic space contract, batched text spaces included ---
+
+ALL_SPACES = TEXT_SPACES + [
+    batch_space(TextSpace(16), 3),
+    batch_differing_spaces([TextSpace(8), TextSpace(32)]),
+]
+ALL_SPACES_IDS = TEXT_SPACES_IDS + ["batch_space(Text)", "batch_differing_spaces(Text)"]
+
+
+@pytest.mark.parametrize("space", ALL_SPACES, ids=ALL_SPACES_IDS)
+def test_roundtripping(space) -> None:
+    """Port: samples survive ``to_jsonable`` -> JSON -> ``from_jsonable``."""
+    space = copy.deepcopy(space)
+    samples = [space.sample(), space.sample()]
+    roundtripped = space.from_jsonable(json.loads(json.dumps(space.to_jsonable(samples))))
+    assert all(data_equivalence(a, b) for a, b in zip(samples, roundtripped, strict=True))
+
+
+@pytest.mark.parametrize("space", ALL_SPACES, ids=ALL_SPACES_IDS)
+def test_seed_reproducibility(space) -> None:
+    """Port: the same seed gives the same samples; different seeds, different ones."""
+    space_1, space_2 = copy.deepcopy(space), copy.deepcopy(space)
+    for seed in range(5):
+        assert data_equivalence(space_1.seed(seed), space_2.seed(seed))
+        assert all(data_equivalence(space_1.sample(), space_2.sample()) for _ in range(10))
+    assert not data_equivalence(space_1.seed(123), space_2.seed(456))
+    assert not all(data_equivalence(space_1.sample(), space_2.sample()) for _ in range(10))
+
+
+@pytest.mark.parametrize("space", ALL_SPACES, ids=ALL_SPACES_IDS)
+def test_sample_contains(space) -> None:
+    """Port: samples are inside; ``contains`` answers a bool for any other space's sample."""
+    for _ in range(10):
+        assert space.sample() in space
+    for other_space in ALL_SPACES:
+        assert isinstance(space.contains(other_space.sample()), bool)
+
+
+@pytest.mark.parametrize("space", ALL_SPACES, ids=ALL_SPACES_IDS)
+def test_space_pickling(space) -> None:
+    """Port: a pickled space is equal and samples the same."""
+    space = copy.deepcopy(space)
+    space.seed(0)
+    unpickled = pickle.loads(pickle.dumps(space))
+    assert unpickled == space and type(unpickled) is type(space)
+    assert data_equivalence(space.sample(), unpickled.sample())
+
+
+@pytest.mark.parametrize("space", ALL_SPACES, ids=ALL_SPACES_IDS)
+@pytest.mark.parametrize("initial_seed", [None, 123])
+def test_space_seeding_output(space, initial_seed: int | None) -> None:
+    """Port: re-seeding with the values ``seed`` returned replays the samples."""
+    space = copy.deepcopy(space)
+    seeding_values = space.seed(initial_seed)
+    samples = [space.sample() for _ in range(5)]
+    assert data_equivalence(space.seed(seeding_values), seeding_values)
+    assert data_equivalence([space.sample() for _ in range(5)], samples)
 
 
 # --- tests/wrappers/test_frame_stack_observation.py -----------------------------------------
