@@ -395,3 +395,22 @@ def test_async_without_copy_returns_a_batch_inside_the_observation_space() -> No
         assert observations[0].startswith("Guess 1 of 6: CRANE")
     finally:
         envs.close()
+
+
+@pytest.mark.parametrize("copy_observations", [True, False])
+def test_async_shared_memory_with_the_narrower_space_first(copy_observations: bool) -> None:
+    """The buffer rows follow the first sub-env's max_length (1024); a 4096 env still fits."""
+    ids = ("TextLargestNumber-v0", "TextWordle-v0")
+    replies = ("[7]", "[crane]")
+    envs = AsyncVectorEnv(mixed_env_fns(ids), observation_mode="different", copy=copy_observations)
+    try:
+        first = tuple(envs.reset(seed=SEED)[0])
+        observations = envs.step(replies)[0]
+        assert observations in envs.observation_space
+        second = tuple(observations)
+    finally:
+        envs.close()
+    for i, env_id in enumerate(ids):
+        env = gym.make(env_id)
+        assert first[i] == env.reset(seed=SEED + i)[0]
+        assert second[i] == env.step(replies[i])[0]
