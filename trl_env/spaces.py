@@ -10,8 +10,8 @@ singledispatch hooks for it so it works wherever gymnasium's own spaces do:
   text envs of different ``max_length`` mix in a vector env with ``observation_mode="different"``),
   ``is_space_dtype_shape_equiv``, ``create_empty_array`` and shared memory (a
   :class:`SharedTextBatch` live view when ``AsyncVectorEnv(copy=False)``);
-* wrappers: ``create_zero_array`` (the empty string), which ``FrameStackObservation(...,
-  padding_type="zero")`` and ``DelayObservation`` use.
+* wrappers: ``create_zero_array`` (the shortest string in the space, ``""`` by default), which
+  ``FrameStackObservation(..., padding_type="zero")`` and ``DelayObservation`` use.
 """
 
 from __future__ import annotations
@@ -181,7 +181,6 @@ class BatchedTextSpace(spaces.Tuple):
     :class:`SharedTextBatch` that ``AsyncVectorEnv(shared_memory=True, copy=False)`` returns.
 
     Example:
-        >>> import gymnasium as gym
         >>> from gymnasium.vector.utils import batch_differing_spaces
         >>> batch = batch_differing_spaces([TextSpace(4), TextSpace(8)])
         >>> ("four", "eight ok") in batch, ("eight ok", "four") in batch
