@@ -74,7 +74,7 @@ class TextBlackjackEnv(ToyTextEnv):
         >>> env = gym.make("TextBlackjack-v1")
         >>> observation, info = env.reset(seed=3)
         >>> print(observation.splitlines()[-2])
-        Your hand totals 13. The dealer shows a 10.
+        Your hand totals 7. The dealer shows a 10.
     """
 
     actions = ("stick", "hit")
