@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import gymnasium as gym
 
+from trl_env.error import EpisodeOverError
+
 # Reading replies is shared with trl_env.wrappers.ParseAction, so it lives in the core package;
 # re-exported here because every game imports its helpers from this module.
 from trl_env.parsing import (
@@ -30,6 +32,7 @@ __all__ = [
     "BARE_STRIP",
     "MAX_ECHO",
     "USED_UP_A_TURN",
+    "GameNotRunningError",
     "check_render_mode",
     "count_noun",
     "has_whitespace",
@@ -109,7 +112,16 @@ def check_render_mode(render_mode: str | None, render_modes: Sequence[str]) -> N
         raise ValueError(f"render_mode must be None or {allowed}, got {render_mode!r}")
 
 
-def reset_needed(env_name: str, *, started: bool) -> gym.error.ResetNeeded:
+class GameNotRunningError(EpisodeOverError, gym.error.ResetNeeded):
+    """A game was asked to step (or for a move) with no episode running; call ``reset`` first.
+
+    The one error of the catalogue's games for "reset needed": never reset, or the episode
+    ended. It is both trl-env's :class:`~trl_env.error.EpisodeOverError` and gymnasium's
+    :class:`gymnasium.error.ResetNeeded`, so code that catches either one catches it.
+    """
+
+
+def reset_needed(env_name: str, *, started: bool, call: str = "step()") -> GameNotRunningError:
     """The error for a ``step`` that needs a ``reset`` first, to ``raise`` at the call site.
 
     The caller tests the (cheap) condition inline, so a normal step pays no function call:
@@ -118,10 +130,11 @@ def reset_needed(env_name: str, *, started: bool) -> gym.error.ResetNeeded:
     Args:
         env_name: The env's name, like ``"TextWordle"``.
         started: Whether ``reset`` was ever called; if it was, the episode has ended.
+        call: What was called, as the message names it (``"step()"``, ``"oracle_action()"``).
     """
     if not started:
-        return gym.error.ResetNeeded(f"{env_name}: call reset() before step()")
-    return gym.error.ResetNeeded(
-        f"{env_name}: step() called after the episode ended (terminated or truncated); "
+        return GameNotRunningError(f"{env_name}: call reset() before {call}")
+    return GameNotRunningError(
+        f"{env_name}: {call} called after the episode ended (terminated or truncated); "
         "call reset() to start a new game"
     )
