@@ -24,7 +24,8 @@ class EnvEntry:
         entry_point: ``"trl_env.envs.module:ClassName"``.
         description: One line for ``trl-env list`` and the docs.
         max_episode_steps: Turn limit applied by gymnasium's ``TimeLimit`` (sets ``truncated``).
-        kwargs: Default constructor arguments (registered variants differ only here).
+        kwargs: Default constructor arguments (registered variants differ only here). JSON
+            values only (lists, not tuples), so ``EnvSpec.from_json(spec.to_json()) == spec``.
     """
 
     id: str
@@ -149,14 +150,14 @@ REGISTRY: tuple[EnvEntry, ...] = (
         entry_point="trl_env.envs.countdown:TextCountdownEnv",
         description="Countdown numbers game: hit a 3-digit target from 6 numbers with + - * /.",
         max_episode_steps=3,
-        kwargs={"num_numbers": 6, "target_range": (101, 999)},
+        kwargs={"num_numbers": 6, "target_range": [101, 999]},
     ),
     EnvEntry(
         id="TextCountdownEasy-v0",
         entry_point="trl_env.envs.countdown:TextCountdownEnv",
         description="Countdown numbers game, easy: hit a 2-digit target from 4 numbers.",
         max_episode_steps=3,
-        kwargs={"num_numbers": 4, "target_range": (10, 99)},
+        kwargs={"num_numbers": 4, "target_range": [10, 99]},
     ),
     # --- easy envs for demos ---
     EnvEntry(

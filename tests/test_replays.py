@@ -41,6 +41,19 @@ def _check_info(recorded: dict[str, Any], info: dict[str, Any], where: str) -> N
         assert now[key] == value, f"{where}: info[{key!r}] {now[key]!r} != {value!r}"
 
 
+def _check_policy(env: gym.Env[str, str], step: dict[str, Any], rng: Any) -> None:
+    """The game's own policies still choose the recorded oracle and random moves.
+
+    The random moves were drawn by ``trl_env.eval.random_action`` before the policies moved
+    into the games; the warm start of ``trl-env train`` relies on the same draws.
+    """
+    game: Any = env.unwrapped
+    if step["kind"] == "o":
+        assert game.oracle_action() == step["action"]
+    elif step["kind"] == "r":
+        assert game.random_action(rng) == step["action"]
+
+
 @pytest.mark.parametrize("env_id", record_replays.NATIVE_IDS)
 def test_recorded_episodes_replay_identically(env_id: str) -> None:
     data = _load(env_id)
@@ -48,7 +61,7 @@ def test_recorded_episodes_replay_identically(env_id: str) -> None:
     episodes = iter(data["episodes"])
     for _seed in record_replays.SEEDS:
         env = gym.make(env_id, render_mode="ansi")
-        for _ in range(record_replays.EPISODES_PER_SEED):
+        for episode_index in range(record_replays.EPISODES_PER_SEED):
             episode = next(episodes)
             observation, info = env.reset(seed=episode["seed"])
             where = f"{env_id} seed={episode['seed']}"
@@ -57,6 +70,7 @@ def test_recorded_episodes_replay_identically(env_id: str) -> None:
             _check_info(episode["info"], info, where)
             for index, step in enumerate(episode["steps"]):
                 here = f"{where} step {index} ({step['kind']}: {step['action']!r})"
+                _check_policy(env, step, record_replays.policy_rng(_seed, episode_index, index))
                 observation, reward, terminated, truncated, info = env.step(step["action"])
                 assert observation == step["observation"], here
                 assert float(reward) == step["reward"], here
