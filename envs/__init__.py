@@ -3,6 +3,9 @@
 Every environment is registered from the one table below when ``trl_env`` is imported, so
 ``import trl_env; gym.make("TextWordle-v0")`` works, and so does ``gym.make("trl_env:TextWordle-v0")``
 with no prior import.
+
+New games stand on :class:`TextGame` (the life cycle of a turn-based text game, written once; see
+``docs/writing_a_game.md``).
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+from trl_env.envs._text_game import GameNotRunningError, TextGame
 
-__all__ = ["REGISTRY", "EnvEntry", "register_envs"]
+__all__ = ["REGISTRY", "EnvEntry", "GameNotRunningError", "TextGame", "register_envs"]
 
 
 @dataclass(frozen=True)
