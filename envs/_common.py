@@ -31,6 +31,7 @@ from trl_env.parsing import (
 __all__ = [
     "BARE_STRIP",
     "MAX_ECHO",
+    "MAX_REPLY_ECHO",
     "USED_UP_A_TURN",
     "GameNotRunningError",
     "check_render_mode",
@@ -43,6 +44,9 @@ __all__ = [
     "read_reply",
     "reset_needed",
 ]
+
+MAX_REPLY_ECHO = 60
+"""Characters of a rejected reply quoted back in invalid-reply feedback."""
 
 USED_UP_A_TURN = "That used up a turn."
 """What an invalid action cost, as most games say it (see :func:`invalid_feedback`)."""
@@ -64,23 +68,35 @@ def count_noun(n: int, singular: str, plural: str | None = None) -> str:
 
 
 def invalid_feedback(
-    kind: str, problem: str, advice: str, *, consequence: str | None = USED_UP_A_TURN
+    kind: str,
+    problem: str,
+    advice: str,
+    *,
+    consequence: str | None = USED_UP_A_TURN,
+    reply: object = None,
 ) -> str:
     """The feedback for an invalid action: what it was, what was wrong, what it cost, what to do.
 
     Args:
         kind: What the reply should have been (``"guess"``, ``"move"``, ``"expression"``).
         problem: What was wrong with it.
-        advice: How to reply instead (a full sentence).
+        advice: How to reply instead (a full sentence with an example of a valid reply).
         consequence: What the invalid action cost (a full sentence), or ``None`` to leave it out.
+        reply: The rejected reply, quoted back (cut to :data:`MAX_REPLY_ECHO` characters) when it
+            is non-blank text, so the agent sees what was read.
 
     Example:
         >>> invalid_feedback("guess", "the brackets were empty", "Reply like [crane].")
         'Invalid guess: the brackets were empty. That used up a turn. Reply like [crane].'
+        >>> invalid_feedback("guess", "no guess found", "Reply like [crane].", reply="Hello!")
+        "Invalid guess: no guess found. You replied 'Hello!'. That used up a turn. Reply like [crane]."
     """
+    echo = ""
+    if isinstance(reply, str) and reply.strip():
+        echo = f" You replied {quote(reply, MAX_REPLY_ECHO)}."
     if consequence is None:
-        return f"Invalid {kind}: {problem}. {advice}"
-    return f"Invalid {kind}: {problem}. {consequence} {advice}"
+        return f"Invalid {kind}: {problem}.{echo} {advice}"
+    return f"Invalid {kind}: {problem}.{echo} {consequence} {advice}"
 
 
 def improvement_reward(scale: float, best: float, score: float) -> tuple[float, float]:

@@ -12,7 +12,10 @@ The hooks, in the order a step uses them:
 * :meth:`TextGame.new_game` (``reset``): draw the game with ``self.np_random`` (or take it from
   ``options``) and return the first observation (the rules) and info.
 * :meth:`TextGame.parse_move`: read one move out of the reply, legal in the current state, or
-  say what is wrong with it.
+  say what is wrong with it. When it rejects the whole reply, :meth:`TextGame.read_move` also
+  reads each piece of it (:meth:`TextGame.move_candidates`, by default its words) on its own and
+  takes the move if exactly one distinct legal move is stated: "I guess crane", "The largest
+  number is 7.", a move in a code fence.
 * :meth:`TextGame.invalid_feedback`: what to say to an invalid reply (a default is given).
 * :meth:`TextGame.play_move`: apply a legal move; return the message, reward and info.
 * :meth:`TextGame.is_over`: whether the game has ended by its own rules (won or lost).
@@ -29,6 +32,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import gymnasium as gym
 import numpy as np
 from trl_env.envs._common import (
+    BARE_STRIP,
     GameNotRunningError,
     check_render_mode,
     invalid_feedback,
@@ -37,12 +41,15 @@ from trl_env.envs._common import (
 
 from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
 
-__all__ = ["GameNotRunningError", "Move", "TextGame"]
+__all__ = ["MAX_CANDIDATES", "GameNotRunningError", "Move", "TextGame"]
 
 Move = TypeVar("Move")
 """What :meth:`TextGame.parse_move` reads from a reply (a word, a number, a cell, ...)."""
 
 StepResult = tuple[str, float, bool, bool, dict[str, Any]]
+
+MAX_CANDIDATES = 40
+"""Pieces of a reply read one by one at most: a longer reply is prose, not a stated move."""
 
 
 class TextGame(gym.Env[str, str], Generic[Move]):
@@ -61,7 +68,7 @@ class TextGame(gym.Env[str, str], Generic[Move]):
 
     Example:
         >>> import gymnasium as gym
-        >>> import trl_env
+        >>> from trl_env.envs import TextGame
         >>> env = gym.make("TextGuessNumber-v0")
         >>> _ = env.reset(seed=0)
         >>> game = env.unwrapped
@@ -88,6 +95,8 @@ class TextGame(gym.Env[str, str], Generic[Move]):
         self.observation_space = TextSpace(self.observation_length)
         self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
         self.turn = 0
+        self.last_reply: Any = None
+        """The reply of the latest step, as given."""
         self._started = False
         self._done = False
 
@@ -127,7 +136,8 @@ class TextGame(gym.Env[str, str], Generic[Move]):
         """
         self._check_running("step()")
         self.turn += 1
-        move, problem = self.parse_move(action)
+        self.last_reply = action
+        move, problem = self.read_move(action)
         if problem is not None:
             reward = -self.invalid_action_penalty
             message = self.invalid_feedback(problem)
@@ -180,6 +190,33 @@ class TextGame(gym.Env[str, str], Generic[Move]):
         if not self._started or self._done:
             raise reset_needed(self.game_name, started=self._started, call=call)
 
+    def read_move(self, action: Any) -> tuple[Move | None, str | None]:
+        """The move a reply states: the whole reply's, else the one legal move among its pieces.
+
+        A real model states its move in a sentence ("I guess crane", "The largest number is
+        7.") or a code fence. When :meth:`parse_move` rejects the whole reply, each piece of it
+        (:meth:`move_candidates`, at most :data:`MAX_CANDIDATES`) is read on its own, skipping
+        :attr:`prose_words`. Exactly one distinct legal move found is the move; none, or two
+        different ones ("crane or slate?"), leave the reply invalid with :meth:`parse_move`'s
+        problem. The move is still the agent's own, stated once, so no game gets easier.
+        """
+        move, problem = self.parse_move(action)
+        if problem is None or not isinstance(action, str):
+            return move, problem
+        pieces = self.move_candidates(action)
+        if not pieces or len(pieces) > MAX_CANDIDATES or pieces == [action]:
+            return None, problem
+        found: list[Any] = []
+        for piece in pieces:
+            if piece.strip(BARE_STRIP).lower() in self.prose_words:
+                continue
+            candidate, piece_problem = self.parse_move(piece)
+            if piece_problem is None and candidate not in found:
+                found.append(candidate)
+                if len(found) > 1:
+                    return None, problem
+        return (found[0], None) if found else (None, problem)
+
     # --- the hooks a game fills -----------------------------------------------------------------
 
     def new_game(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -198,6 +235,16 @@ class TextGame(gym.Env[str, str], Generic[Move]):
             what is wrong (it is shown to the agent after ``"Invalid <move_kind>: "``).
         """
         raise NotImplementedError(f"{type(self).__name__} must define parse_move(action)")
+
+    prose_words: ClassVar[frozenset[str]] = frozenset()
+    """Lowercase words never read as a move among other words (``"guess"`` in Wordle)."""
+
+    def move_candidates(self, text: str) -> list[str]:
+        """The pieces of a reply that may each state a move (default: its words).
+
+        Returns more than :data:`MAX_CANDIDATES` pieces for a reply too long to search.
+        """
+        return text.split(None, MAX_CANDIDATES)
 
     def play_move(self, move: Move) -> tuple[str, float, dict[str, Any]]:
         """Apply a legal move; return the message, the reward and the step's info."""
@@ -220,7 +267,11 @@ class TextGame(gym.Env[str, str], Generic[Move]):
     def invalid_feedback(self, problem: str) -> str:
         """The message for an invalid reply (by default: kind, problem, cost, advice)."""
         return invalid_feedback(
-            self.move_kind, problem, self.invalid_advice, consequence=self.invalid_consequence
+            self.move_kind,
+            problem,
+            self.invalid_advice,
+            consequence=self.invalid_consequence,
+            reply=self.last_reply,
         )
 
     def invalid_info(self) -> dict[str, Any]:

@@ -41,6 +41,8 @@ _CLAIMED_RESULT = re.compile(
 # expression ("3 * 4 *" must be an error, not "3 * 4").
 _BARE_STRIP = " \t\r\n.,;:!?'\"`_"
 _EXAMPLE = "[(25 + 3) * 4]"
+# A run of expression characters holding a digit: one piece of a reply that may be an expression.
+_EXPRESSION_RUN = re.compile(r"[0-9+\-*/×÷()=\s]*[0-9][0-9+\-*/×÷()=\s]*")
 # Countdown scoring: 10 points exact, 7 within 5, 5 within 10 (here as a fraction of 10).
 _CLOSENESS = ((0, 1.0), (5, 0.7), (10, 0.5))
 
@@ -117,6 +119,9 @@ class TextCountdownEnv(TextGame[tuple[str, Fraction]]):
     too often, inexact or zero division, syntax errors) is an *invalid action*: feedback saying
     exactly what was wrong, ``info["invalid_action"]`` and ``-invalid_action_penalty``. Every
     reply, valid or not, uses up an attempt.
+    A reply that states exactly one legal move among other words ("I get (25 + 3) * 4 = 112") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the numbers, the target, the rules and the reply format.
@@ -155,7 +160,8 @@ class TextCountdownEnv(TextGame[tuple[str, Fraction]]):
     ## Version History
     * v0: Initial version. Since the text-game base class, ``value`` and ``distance`` are floats
       left out after an invalid reply (were ``None``; ``value`` was an int when whole), and
-      ``target_range`` is registered as a list; observations, rewards and seeds are unchanged.
+      ``target_range`` is registered as a list; observations, rewards and seeds are unchanged. Later: replies that state
+      one legal move in plain words are accepted, and invalid-reply feedback quotes the reply.
 
     Example:
         >>> import gymnasium as gym
@@ -285,6 +291,10 @@ class TextCountdownEnv(TextGame[tuple[str, Fraction]]):
         if problem is not None or value is None:
             return None, problem
         return (expression, value), None
+
+    def move_candidates(self, text: str) -> list[str]:
+        """The runs of expression characters in a reply ("I get (25 + 3) * 4" -> one run)."""
+        return _EXPRESSION_RUN.findall(text[: 4 * MAX_EXPRESSION_LENGTH])
 
     def invalid_info(self) -> dict[str, Any]:
         return self._info(None, None)

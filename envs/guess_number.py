@@ -67,6 +67,9 @@ class TextGuessNumberEnv(TextGame[int]):
     never raises, uses up the turn, returns feedback that says exactly what was wrong, sets
     ``info["invalid_action"]`` and gives ``-invalid_action_penalty``. Repeating a guess is valid
     (it just wastes a turn).
+    A reply that states exactly one legal move among other words ("I guess 50") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the range, the number of guesses and the reply format;
@@ -102,7 +105,8 @@ class TextGuessNumberEnv(TextGame[int]):
 
     ## Version History
     * v0: Initial version. Since the text-game base class, ``hint`` is left out (was ``None``)
-      after an invalid reply; observations, rewards and seeds are unchanged.
+      after an invalid reply; observations, rewards and seeds are unchanged. Later: replies that state
+      one legal move in plain words are accepted, and invalid-reply feedback quotes the reply.
 
     Example:
         >>> import gymnasium as gym

@@ -93,6 +93,9 @@ class TextHangmanEnv(TextGame[str]):
     *invalid action*: it never raises and costs no life, but uses up the turn, returns feedback
     that says exactly what was wrong, sets ``info["invalid_action"]`` and gives
     ``-invalid_action_penalty``.
+    A reply that states exactly one legal move among other words ("I guess the letter e") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the rules, the blanks and the reply format; every later
@@ -127,7 +130,8 @@ class TextHangmanEnv(TextGame[str]):
 
     ## Version History
     * v0: Initial version. Since the text-game base class, ``correct`` is left out (was ``None``)
-      after an invalid reply; observations, rewards and seeds are unchanged.
+      after an invalid reply; observations, rewards and seeds are unchanged. Later: replies that state
+      one legal move in plain words are accepted, and invalid-reply feedback quotes the reply.
 
     Example:
         >>> import gymnasium as gym
@@ -146,6 +150,10 @@ class TextHangmanEnv(TextGame[str]):
     move_kind = "guess"
     options_example = '{"secret": "garden"}'
     invalid_consequence = "No life lost, but that used up a turn."
+    # Words a sentence uses around a guess ("I guess the letter e"): never read as the guess.
+    prose_words = frozenset(
+        ["i", "is", "my", "the", "guess", "letter", "think", "answer", "choose"]
+    )
 
     def __init__(
         self,

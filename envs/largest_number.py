@@ -82,10 +82,13 @@ class TextLargestNumberEnv(TextGame[int]):
     Free text (:class:`trl_env.TextSpace`). The reply must be one whole number alone, in square
     brackets (``[7]``) or bare (``7``); see :func:`parse_reply`. Any number is a valid reply (one
     that is not the largest, or not shown at all, earns only what ``partial_credit`` gives) and
-    ends the round. Anything else (empty, empty brackets, text around the number, several
-    numbers) is an *invalid action*: it never raises, uses up a turn (the round is asked again),
+    ends the round. Anything else (empty, empty brackets, several different numbers) is an
+    *invalid action*: it never raises, uses up a turn (the round is asked again),
     returns feedback that says exactly what was wrong, sets ``info["invalid_action"]`` and gives
     ``-invalid_action_penalty``.
+    A reply that states exactly one legal move among other words ("The largest number is 7.") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the rule and shows the first numbers; every later one is
@@ -119,7 +122,8 @@ class TextLargestNumberEnv(TextGame[int]):
     considering; a uniformly random one is right ``1 / num_options`` of the time).
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version. Replies that state one legal move in plain words are accepted, and
+      invalid-reply feedback quotes the reply (issue 9); seeds and valid moves are unchanged.
 
     Example:
         >>> import gymnasium as gym
@@ -136,7 +140,7 @@ class TextLargestNumberEnv(TextGame[int]):
     move_kind = "reply"
     observation_length = 1024
     options_example = '{"numbers": [[3, 8, 1, 5]]}'
-    invalid_advice = "Reply with only the largest number, in square brackets."
+    invalid_advice = "Reply with only the largest number, in square brackets, like [5]."
 
     def __init__(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache, lru_cache
@@ -18,6 +19,7 @@ MAX_COLORS = 9  # colours are the digits 1-9
 MAX_CODE_LENGTH = 8
 # Characters allowed between the digits of a code: "1 2 3 4", "1,2,3,4", "1-2-3-4".
 _SEPARATORS = str.maketrans("", "", " \t,;-/|")
+_DIGIT_RUN = re.compile(r"[0-9](?:[\s,;\-/|]*[0-9])*")  # a piece of a reply that may be a code
 _POOL = 256  # the oracle scores at most this many candidate guesses per move
 _ORACLE_EVAL = 4096  # ...against at most this many (evenly spaced) candidate secrets
 
@@ -136,6 +138,9 @@ class TextMastermindEnv(TextGame[str]):
     code, the wrong number of pegs or a colour out of range is an *invalid action*: it never raises,
     uses up the turn, returns feedback that says exactly what was wrong, sets
     ``info["invalid_action"]`` and gives ``-invalid_action_penalty``.
+    A reply that states exactly one legal move among other words ("My guess: 1 1 2 2") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the rules and the reply format; every later one is only the
@@ -168,7 +173,8 @@ class TextMastermindEnv(TextGame[str]):
     and ``secret`` once the episode ends.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version. Replies that state one legal move in plain words are accepted, and
+      invalid-reply feedback quotes the reply (issue 9); seeds and valid moves are unchanged.
 
     Example:
         >>> import gymnasium as gym
@@ -271,6 +277,10 @@ class TextMastermindEnv(TextGame[str]):
     def parse_move(self, action: Any) -> tuple[str | None, str | None]:
         return parse_code(action, self.code_length, self.num_colors)
 
+    def move_candidates(self, text: str) -> list[str]:
+        """The runs of digits in a reply ("My guess: 1 1 2 2." -> one run, ``1 1 2 2``)."""
+        return _DIGIT_RUN.findall(text[:1000])
+
     def invalid_info(self) -> dict[str, Any]:
         return {"guess": None, "feedback": None}
 
@@ -323,14 +333,12 @@ class TextMastermindEnv(TextGame[str]):
 
     def oracle_move(self) -> str:
         """See :func:`oracle_action`."""
-        code = _oracle_code(
-            self.code_length,
-            self.num_colors,
-            self.allow_duplicates,
-            tuple(self.guesses),
-            tuple(self.feedbacks),
-        )
-        return "[" + " ".join(code) + "]"
+        return "[" + " ".join(_oracle_code(*self._history())) + "]"
+
+    def _history(self) -> tuple[int, int, bool, tuple[str, ...], tuple[tuple[int, int], ...]]:
+        """The rules and what the player has seen: the key of the oracle's cache."""
+        n, k, duplicates = self.code_length, self.num_colors, self.allow_duplicates
+        return n, k, duplicates, tuple(self.guesses), tuple(self.feedbacks)
 
     def random_move(self, rng: np.random.Generator) -> str:
         """A uniformly random code (colours may repeat), in brackets."""
@@ -358,13 +366,7 @@ def consistent_codes(env: gym.Env[str, str]) -> list[str]:
         The candidate codes as digit strings.
     """
     game = _game(env)
-    codes, _ = _candidates(
-        game.code_length,
-        game.num_colors,
-        game.allow_duplicates,
-        tuple(game.guesses),
-        tuple(game.feedbacks),
-    )
+    codes, _ = _candidates(*game._history())
     return ["".join(map(str, row)) for row in codes.tolist()]
 
 

@@ -122,6 +122,9 @@ class TextSudokuEnv(TextGame[tuple[int, int, int]]):
     wrong and, when the digit clashes with one already on the board, names the clash (row,
     column or box); otherwise it says only that it is wrong. It gives ``-mistake_penalty`` and
     sets ``info["mistake"]``. Both use up a turn. Correct digits are placed and are final.
+    A reply that states exactly one legal move among other words ("I place 134") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the rules, the reply format and the board. After a
@@ -160,7 +163,8 @@ class TextSudokuEnv(TextGame[tuple[int, int, int]]):
     ``clues``, ``solved``, and ``solution`` once the episode ends.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version. Replies that state one legal move in plain words are accepted, and
+      invalid-reply feedback quotes the reply (issue 9); seeds and valid moves are unchanged.
 
     Example:
         >>> import gymnasium as gym
@@ -222,7 +226,6 @@ class TextSudokuEnv(TextGame[tuple[int, int, int]]):
         self._solution: list[int] = []
         self.mistakes = 0
         self.solved = False
-        self._read: tuple[int, int, int] | None = None  # the move read from the last reply
 
     @property
     def blanks(self) -> int:
@@ -300,7 +303,6 @@ class TextSudokuEnv(TextGame[tuple[int, int, int]]):
 
     def parse_move(self, action: Any) -> tuple[tuple[int, int, int] | None, str | None]:
         move, problem = parse_move(action)
-        self._read = move
         if move is None:
             return None, problem
         n = self.size
@@ -317,7 +319,7 @@ class TextSudokuEnv(TextGame[tuple[int, int, int]]):
         return move, None
 
     def invalid_info(self) -> dict[str, Any]:
-        return self._info(self._read)
+        return self._info(parse_move(self.last_reply)[0])
 
     def play_move(self, move: tuple[int, int, int]) -> tuple[str, float, dict[str, Any]]:
         row, col, digit = move

@@ -199,6 +199,9 @@ class TextTicTacToeEnv(TextGame[int]):
     cells), sets ``info["invalid_action"]`` and gives ``-invalid_action_penalty``. The turn is not
     consumed: the board is unchanged, the opponent does not move, and it is still the agent's
     move (the step still counts towards ``max_episode_steps``).
+    A reply that states exactly one legal move among other words ("I take the centre, b2") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the rules, the cell names, the reply format and the board
@@ -230,7 +233,8 @@ class TextTicTacToeEnv(TextGame[int]):
     (with ``error``), ``winner`` (``"X"``, ``"O"``, ``"draw"`` or ``None``).
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version. Replies that state one legal move in plain words are accepted, and
+      invalid-reply feedback quotes the reply (issue 9); seeds and valid moves are unchanged.
 
     Example:
         >>> import gymnasium as gym
@@ -341,6 +345,7 @@ class TextTicTacToeEnv(TextGame[int]):
             f"Empty cells: {', '.join(self._legal_moves())}. "
             "Reply with one empty cell in square brackets, like [b2].",
             consequence=self.invalid_consequence,
+            reply=self.last_reply,
         )
 
     def invalid_info(self) -> dict[str, Any]:

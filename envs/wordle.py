@@ -125,6 +125,9 @@ class TextWordleEnv(TextGame[str]):
     (>10,000 five-letter words). Anything else is an *invalid action*: it never raises, uses up the
     turn, returns feedback that says exactly what was wrong, sets ``info["invalid_action"]`` and
     gives ``-invalid_action_penalty``.
+    A reply that states exactly one legal move among other words ("I guess crane") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the rules and the reply format; every later one is only the
@@ -155,7 +158,8 @@ class TextWordleEnv(TextGame[str]):
     so far, ``invalid_action`` (with ``error``), ``won``, and ``secret`` once the episode ends.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version. Replies that state one legal move in plain words are accepted, and
+      invalid-reply feedback quotes the reply (issue 9); seeds and valid moves are unchanged.
 
     Example:
         >>> import gymnasium as gym
@@ -173,6 +177,40 @@ class TextWordleEnv(TextGame[str]):
     move_kind = "guess"
     options_example = '{"secret": "crane"}'
     invalid_advice = "Reply like [crane]."
+    # Five-letter dictionary words a sentence uses around a guess: never read as the guess.
+    prose_words = frozenset(
+        [
+            "about",
+            "again",
+            "could",
+            "every",
+            "final",
+            "first",
+            "going",
+            "guess",
+            "hello",
+            "maybe",
+            "might",
+            "other",
+            "reply",
+            "right",
+            "shall",
+            "since",
+            "start",
+            "still",
+            "their",
+            "there",
+            "these",
+            "think",
+            "those",
+            "today",
+            "where",
+            "which",
+            "while",
+            "would",
+            "words",
+        ]
+    )
 
     def __init__(
         self,

@@ -248,7 +248,7 @@ def test_any_text_action_never_raises_or_corrupts_state(actions: list[str]) -> N
         assert (
             len(env.guesses)
             == len(env.hints)
-            == turn - sum(1 for a in actions[:turn] if parse_number(a)[0] not in range(1, 101))
+            == turn - sum(1 for a in actions[:turn] if env.read_move(a)[0] is None)
         )
         assert -0.1 <= reward <= 1.0
         if terminated or truncated:

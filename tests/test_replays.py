@@ -1,8 +1,10 @@
 """Seeded episodes of every native game replay bit-identically to recordings made before a change.
 
 The recordings in ``tests/data/replays`` were made by ``scripts/record_replays.py`` with the games
-as they were before the text-game base class (issue 12): a scripted mix of oracle moves, random
-moves and invalid replies per seed. Observations, rewards, flags and rendered frames must be
+as they were before the text-game base class (issue 12), and the rewrite replayed them exactly: a
+scripted mix of oracle moves, random moves and invalid replies per seed. They were re-recorded
+once since, on purpose, when invalid-reply feedback began to quote the reply and replies stating
+one legal move in plain words began to be read (issue 9); valid moves were unaffected. Observations, rewards, flags and rendered frames must be
 identical. ``info`` is compared on the keys both have, and a recorded key may only be missing
 where the game now leaves it out on purpose (a value that was ``None`` on some steps, which
 vector envs cannot batch; see :data:`DROPPED_NONE_KEYS`).

@@ -121,3 +121,55 @@ def test_game_modules_stay_small(module: str) -> None:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             length = node.end_lineno - node.lineno + 1  # type: ignore[operator]
             assert length <= 70, f"envs/{module}.py: {node.name} is {length} lines"
+
+
+# --- replies a real small model writes (issue 9 item 4) ------------------------------------------
+
+PLAIN_WORD_CASES = [
+    ("TextWordle-v0", {"secret": "crane"}, "I guess crane", "Guess 1 of 6: CRANE"),
+    ("TextWordle-v0", {"secret": "crane"}, "```\nCRANE\n```", "Guess 1 of 6: CRANE"),
+    ("TextWordle-v0", {"secret": "crane"}, "```python\nslate\n```", "Guess 1 of 6: SLATE"),
+    ("TextLargestNumber-v0", {"numbers": [[3, 8, 1, 5]]}, "The largest number is 8.", "Correct."),
+    ("TextLargestNumber-v0", {"numbers": [[3, 8, 1, 5]]}, "The largest number is 1.", "Wrong"),
+    ("TextGuessNumber-v0", {"secret": 42}, "I guess 50", "50 is too high"),
+    ("TextMastermind-v0", {"secret": "1234"}, "My guess: 1 1 2 2.", "Guess 1 of 10: 1 1 2 2"),
+    ("TextHangman-v0", {"secret": "garden"}, "I guess the letter E.", "Yes, E is in the word."),
+    ("TextTicTacToe-v0", None, "I'll take the centre, B2.", "You: X at b2."),
+    ("TextSudoku-v0", {"puzzle": "..34.31.2..3...."}, "I place 121", "Wrong: 1 does not go"),
+    ("TextCountdown-v0", {"numbers": [25, 3, 4, 7], "target": 112}, "I get (25 + 3) * 4", "112"),
+]
+AMBIGUOUS_CASES = [
+    ("TextWordle-v0", {"secret": "crane"}, "crane or slate?"),
+    ("TextWordle-v0", {"secret": "crane"}, "Hello there, let me think"),
+    ("TextLargestNumber-v0", {"numbers": [[3, 8, 1, 5]]}, "Between 3 and 8, I say 8"),
+    ("TextGuessNumber-v0", {"secret": 42}, "Is it 25 or 30?"),
+    ("TextMastermind-v0", {"secret": "1234"}, "1 1 2 2 or 3 3 4 4"),
+    ("TextTicTacToe-v0", None, "Turn 2: a1"),
+    ("TextCountdown-v0", {"numbers": [25, 3, 4, 7], "target": 112}, "Using 25 and 3: (25+3)*4"),
+    ("TextHangman-v0", {"secret": "garden"}, "e or a?"),
+    ("TextGuessNumber-v0", {"secret": 42}, "50 " * 50),  # too long to be one stated move
+]
+
+
+@pytest.mark.parametrize(("env_id", "options", "reply", "start"), PLAIN_WORD_CASES)
+def test_one_legal_move_in_plain_words_is_read(
+    env_id: str, options: dict | None, reply: str, start: str
+) -> None:
+    env = gym.make(env_id)
+    env.reset(seed=0, options=options)
+    observation, _, _, _, info = env.step(reply)
+    assert not info["invalid_action"], info.get("error")
+    assert observation.startswith(start) or start in observation.splitlines()[0], observation
+
+
+@pytest.mark.parametrize(("env_id", "options", "reply"), AMBIGUOUS_CASES)
+def test_two_legal_moves_or_none_stay_invalid(
+    env_id: str, options: dict | None, reply: str
+) -> None:
+    env = gym.make(env_id)
+    env.reset(seed=0, options=options)
+    observation, reward, _, _, info = env.step(reply)
+    assert info["invalid_action"] and reward < 0
+    # The feedback quotes the reply and shows a valid one.
+    assert f"You replied {reply[:60]!r}"[:40] in observation
+    assert "like [" in observation or "like (" in observation, observation
