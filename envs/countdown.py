@@ -43,6 +43,7 @@ _BARE_STRIP = " \t\r\n.,;:!?'\"`_"
 _EXAMPLE = "[(25 + 3) * 4]"
 # A run of expression characters holding a digit: one piece of a reply that may be an expression.
 _EXPRESSION_RUN = re.compile(r"[0-9+\-*/×÷()=\s]*[0-9][0-9+\-*/×÷()=\s]*")
+
 # Countdown scoring: 10 points exact, 7 within 5, 5 within 10 (here as a fraction of 10).
 _CLOSENESS = ((0, 1.0), (5, 0.7), (10, 0.5))
 
@@ -294,7 +295,9 @@ class TextCountdownEnv(TextGame[tuple[str, Fraction]]):
 
     def move_candidates(self, text: str) -> list[str]:
         """The runs of expression characters in a reply ("I get (25 + 3) * 4" -> one run)."""
-        return _EXPRESSION_RUN.findall(text[: 4 * MAX_EXPRESSION_LENGTH])
+        runs = (run.strip() for run in _EXPRESSION_RUN.findall(text[: 4 * MAX_EXPRESSION_LENGTH]))
+        # A lone number that is not one of the numbers is never legal: skip it unparsed.
+        return [run for run in runs if not run.isdigit() or int(run) in self.numbers]
 
     def invalid_info(self) -> dict[str, Any]:
         return self._info(None, None)
