@@ -2,45 +2,15 @@
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from functools import cache, lru_cache
-from importlib import resources
-from itertools import chain
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from trl_env.envs._common import count_noun, has_whitespace, quote, read_reply
+from trl_env.envs._hangman_solver import candidates, hangman_words, oracle_move, words_between
 from trl_env.envs._text_game import TextGame
 
 __all__ = ["TextHangmanEnv", "candidate_words", "hangman_words", "oracle_action", "parse_guess"]
-
-# English letter frequency order: the oracle's fallback for a secret outside the word list.
-_LETTER_ORDER = "etaoinsrhldcumfpgwybvkxjqz"
-# The oracle searches exhaustively once this few candidate words are left.
-_EXACT_SEARCH_SIZE = 20
-
-
-@cache
-def hangman_words() -> tuple[str, ...]:
-    """The secret words: common English words of 4 to 10 letters, 300 of each length.
-
-    Sorted by length, then alphabetically; lowercase ``a-z``. Built by
-    ``scripts/build_hangman_words.py`` (see ``envs/data/README.md``).
-    """
-    text = resources.files("trl_env.envs").joinpath("data", "hangman_words.txt").read_text("ascii")
-    return tuple(text.split())
-
-
-@cache
-def _words_of_length(length: int) -> tuple[str, ...]:
-    return tuple(w for w in hangman_words() if len(w) == length)
-
-
-@cache
-def _words_between(min_length: int, max_length: int) -> tuple[str, ...]:
-    return tuple(w for w in hangman_words() if min_length <= len(w) <= max_length)
 
 
 def parse_guess(action: str) -> tuple[str | None, str | None]:
@@ -180,7 +150,7 @@ class TextHangmanEnv(TextGame[str]):
         self.min_length, self.max_length = min_length, max_length
         self.partial_credit = float(partial_credit)
         # Built once per process and shared read-only: reset never rebuilds it.
-        self._words = _words_between(min_length, max_length)
+        self._words = words_between(min_length, max_length)
         self.secret = ""
         self._clear()
 
@@ -313,7 +283,7 @@ class TextHangmanEnv(TextGame[str]):
     def oracle_move(self) -> str:
         """See :func:`oracle_action`."""
         guessed = "".join(sorted(set(self.guessed)))
-        move = _oracle_move(self.pattern, guessed, tuple(sorted(self.wrong_words)), self.lives_left)
+        move = oracle_move(self.pattern, guessed, tuple(sorted(self.wrong_words)), self.lives_left)
         return f"[{move}]"
 
     def random_move(self, rng: np.random.Generator) -> str:
@@ -337,12 +307,7 @@ def candidate_words(env: gym.Env[str, str]) -> list[str]:
     """
     game = _game(env)
     guessed = "".join(sorted(set(game.guessed)))
-    return _candidates(game.pattern, guessed, tuple(game.wrong_words))
-
-
-@cache
-def _joined_words(length: int) -> str:
-    return "\n".join(_words_of_length(length))
+    return candidates(game.pattern, guessed, tuple(game.wrong_words))
 
 
 def _game(env: gym.Env[str, str]) -> TextHangmanEnv:
@@ -372,52 +337,3 @@ def oracle_action(env: gym.Env[str, str]) -> str:
         The action text, like ``"[e]"`` or ``"[garden]"``.
     """
     return _game(env).oracle_action()
-
-
-def _candidates(pattern: str, guessed: str, wrong_words: tuple[str, ...]) -> list[str]:
-    blank = f"[^{guessed}\\n]"
-    regex = "".join(blank if c == "_" else c for c in pattern)
-    found = re.findall(f"^{regex}$", _joined_words(len(pattern)), re.MULTILINE)
-    return [w for w in found if w not in wrong_words]
-
-
-@lru_cache(maxsize=100_000)
-def _oracle_move(pattern: str, guessed: str, wrong_words: tuple[str, ...], lives: int) -> str:
-    """The oracle's move for what the player has seen (cached: openings repeat across games)."""
-    candidates = _candidates(pattern, guessed, wrong_words)
-    if not candidates:  # secret outside the word list: plain letter frequency
-        return next(c for c in _LETTER_ORDER if c not in guessed)
-    if len(candidates) == 1:
-        return candidates[0]
-    if len(candidates) <= _EXACT_SEARCH_SIZE:
-        return _best_move(tuple(candidates), lives)[1]
-    counts = Counter(chain.from_iterable(map(set, candidates)))
-    return max(sorted(set(counts) - set(guessed)), key=counts.__getitem__)
-
-
-@lru_cache(maxsize=200_000)
-def _best_move(candidates: tuple[str, ...], lives: int) -> tuple[int, str]:
-    """``(wins, move)``: how many of ``candidates`` optimal play wins, and the move to do so."""
-    if lives <= 0:
-        return 0, candidates[0]
-    if len(candidates) == 1:
-        return 1, candidates[0]
-    # Guessing a word wins for that word; the others are played on with one life less.
-    best = 1 + _best_move(candidates[1:], lives - 1)[0], candidates[0]
-    letters = sorted(set().union(*candidates))
-    for letter in letters:
-        if best[0] == len(candidates):
-            break
-        groups: dict[tuple[int, ...], list[str]] = {}
-        for word in candidates:
-            where = tuple(i for i, c in enumerate(word) if c == letter)
-            groups.setdefault(where, []).append(word)
-        if len(groups) == 1 and () not in groups:
-            continue  # every candidate has it in the same places: no information
-        wins = sum(
-            _best_move(tuple(group), lives - 1 if where == () else lives)[0]
-            for where, group in groups.items()
-        )
-        if wins > best[0]:
-            best = wins, letter
-    return best

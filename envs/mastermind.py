@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from functools import cache, lru_cache
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from trl_env.envs._common import count_noun, improvement_reward, quote, read_reply
+from trl_env.envs._mastermind_solver import candidates, oracle_code
 from trl_env.envs._text_game import TextGame
 
 __all__ = ["TextMastermindEnv", "consistent_codes", "oracle_action", "parse_code", "score_code"]
@@ -20,8 +20,6 @@ MAX_CODE_LENGTH = 8
 # Characters allowed between the digits of a code: "1 2 3 4", "1,2,3,4", "1-2-3-4".
 _SEPARATORS = str.maketrans("", "", " \t,;-/|")
 _DIGIT_RUN = re.compile(r"[0-9](?:[\s,;\-/|]*[0-9])*")  # a piece of a reply that may be a code
-_POOL = 256  # the oracle scores at most this many candidate guesses per move
-_ORACLE_EVAL = 4096  # ...against at most this many (evenly spaced) candidate secrets
 
 
 def score_code(secret: Sequence[int] | str, guess: Sequence[int] | str) -> tuple[int, int]:
@@ -101,23 +99,6 @@ def parse_code(
 
 def _example(code_length: int, num_colors: int = 6) -> str:
     return "[" + " ".join(str(1 + i % min(num_colors, 6)) for i in range(code_length)) + "]"
-
-
-@cache
-def _code_table(
-    code_length: int, num_colors: int, duplicates: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every possible secret in lexicographic order, and its colour counts (built once)."""
-    grids = np.indices((num_colors,) * code_length).reshape(code_length, -1).T + 1
-    codes = grids.astype(np.int8)
-    if not duplicates:
-        distinct = np.array([len(set(row)) == code_length for row in codes.tolist()])
-        codes = codes[distinct]
-    counts = np.stack([(codes == c).sum(axis=1) for c in range(1, num_colors + 1)], axis=1)
-    codes.setflags(write=False)
-    counts = counts.astype(np.int8)
-    counts.setflags(write=False)
-    return codes, counts
 
 
 class TextMastermindEnv(TextGame[str]):
@@ -333,7 +314,7 @@ class TextMastermindEnv(TextGame[str]):
 
     def oracle_move(self) -> str:
         """See :func:`oracle_action`."""
-        return "[" + " ".join(_oracle_code(*self._history())) + "]"
+        return "[" + " ".join(oracle_code(*self._history())) + "]"
 
     def _history(self) -> tuple[int, int, bool, tuple[str, ...], tuple[tuple[int, int], ...]]:
         """The rules and what the player has seen: the key of the oracle's cache."""
@@ -346,16 +327,6 @@ class TextMastermindEnv(TextGame[str]):
         return "[" + " ".join(map(str, code)) + "]"
 
 
-def _scores(
-    guess: np.ndarray, codes: np.ndarray, counts: np.ndarray, num_colors: int
-) -> np.ndarray:
-    """``black * (code_length + 1) + white`` of ``guess`` against every row of ``codes``."""
-    black = (codes == guess).sum(axis=1)
-    guess_counts = np.bincount(guess, minlength=num_colors + 1)[1:]
-    common = np.minimum(counts, guess_counts).sum(axis=1)
-    return black * (codes.shape[1] + 1) + (common - black)
-
-
 def consistent_codes(env: gym.Env[str, str]) -> list[str]:
     """Every secret still consistent with the feedback so far, in lexicographic order.
 
@@ -366,7 +337,7 @@ def consistent_codes(env: gym.Env[str, str]) -> list[str]:
         The candidate codes as digit strings.
     """
     game = _game(env)
-    codes, _ = _candidates(*game._history())
+    codes, _ = candidates(*game._history())
     return ["".join(map(str, row)) for row in codes.tolist()]
 
 
@@ -375,21 +346,6 @@ def _game(env: gym.Env[str, str]) -> TextMastermindEnv:
     if not isinstance(game, TextMastermindEnv):
         raise TypeError(f"needs a TextMastermind env, got {type(game).__name__}")
     return game
-
-
-def _candidates(
-    n: int,
-    k: int,
-    duplicates: bool,
-    guesses: tuple[str, ...],
-    feedbacks: tuple[tuple[int, int], ...],
-) -> tuple[np.ndarray, np.ndarray]:
-    codes, counts = _code_table(n, k, duplicates)
-    keep = np.ones(len(codes), dtype=bool)
-    for guess, (black, white) in zip(guesses, feedbacks, strict=True):
-        g = np.frombuffer(guess.encode("ascii"), dtype=np.uint8).astype(np.int64) - ord("0")
-        keep &= _scores(g, codes, counts, k) == black * (n + 1) + white
-    return codes[keep], counts[keep]
 
 
 def oracle_action(env: gym.Env[str, str]) -> str:
@@ -409,39 +365,3 @@ def oracle_action(env: gym.Env[str, str]) -> str:
         The action text, like ``"[1 1 2 2]"``.
     """
     return _game(env).oracle_action()
-
-
-@lru_cache(maxsize=65_536)
-def _oracle_code(
-    n: int,
-    k: int,
-    duplicates: bool,
-    guesses: tuple[str, ...],
-    feedbacks: tuple[tuple[int, int], ...],
-) -> str:
-    """The oracle's next code for a history (cached: the early moves repeat across games)."""
-    if not guesses:
-        opening = [1 + (i // 2) % k for i in range(n)] if duplicates else list(range(1, n + 1))
-        return "".join(map(str, opening))
-    codes, counts = _candidates(n, k, duplicates, guesses, feedbacks)
-    if len(codes) == 0:  # impossible feedback (cannot happen in a real game): any legal code
-        return "1" * n
-    if len(codes) <= 2:
-        best = codes[0]
-    else:
-        step = max(1, len(codes) // _ORACLE_EVAL)
-        targets, target_counts = codes[::step], counts[::step]
-        pick = slice(None, None, max(1, len(codes) // _POOL))
-        pool, pool_counts = codes[pick][:_POOL], counts[pick][:_POOL]
-        # Peg by peg and colour by colour: 2-D operations are much faster than 3-D reductions.
-        black = np.zeros((len(pool), len(targets)), dtype=np.int16)
-        for peg in range(n):
-            black += pool[:, peg, None] == targets[None, :, peg]
-        common = np.zeros_like(black)
-        for colour in range(k):
-            common += np.minimum(pool_counts[:, colour, None], target_counts[None, :, colour])
-        keys = (n + 1) ** 2
-        scores = black * (n + 1) + (common - black) + keys * np.arange(len(pool))[:, None]
-        worst = np.bincount(scores.ravel(), minlength=keys * len(pool)).reshape(len(pool), keys)
-        best = pool[int(np.argmin(worst.max(axis=1)))]
-    return "".join(map(str, best.tolist()))
