@@ -3,6 +3,9 @@
 Every environment is registered from the one table below when ``trl_env`` is imported, so
 ``import trl_env; gym.make("TextWordle-v0")`` works, and so does ``gym.make("trl_env:TextWordle-v0")``
 with no prior import.
+
+New games stand on :class:`TextGame` (the life cycle of a turn-based text game, written once; see
+``docs/writing_a_game.md``).
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+from trl_env.envs._text_game import GameNotRunningError, TextGame
 
-__all__ = ["REGISTRY", "EnvEntry", "register_envs"]
+__all__ = ["REGISTRY", "EnvEntry", "GameNotRunningError", "TextGame", "register_envs"]
 
 
 @dataclass(frozen=True)
@@ -24,7 +28,8 @@ class EnvEntry:
         entry_point: ``"trl_env.envs.module:ClassName"``.
         description: One line for ``trl-env list`` and the docs.
         max_episode_steps: Turn limit applied by gymnasium's ``TimeLimit`` (sets ``truncated``).
-        kwargs: Default constructor arguments (registered variants differ only here).
+        kwargs: Default constructor arguments (registered variants differ only here). JSON
+            values only (lists, not tuples), so ``EnvSpec.from_json(spec.to_json()) == spec``.
     """
 
     id: str
@@ -149,14 +154,14 @@ REGISTRY: tuple[EnvEntry, ...] = (
         entry_point="trl_env.envs.countdown:TextCountdownEnv",
         description="Countdown numbers game: hit a 3-digit target from 6 numbers with + - * /.",
         max_episode_steps=3,
-        kwargs={"num_numbers": 6, "target_range": (101, 999)},
+        kwargs={"num_numbers": 6, "target_range": [101, 999]},
     ),
     EnvEntry(
         id="TextCountdownEasy-v0",
         entry_point="trl_env.envs.countdown:TextCountdownEnv",
         description="Countdown numbers game, easy: hit a 2-digit target from 4 numbers.",
         max_episode_steps=3,
-        kwargs={"num_numbers": 4, "target_range": (10, 99)},
+        kwargs={"num_numbers": 4, "target_range": [10, 99]},
     ),
     # --- easy envs for demos ---
     EnvEntry(

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import gymnasium as gym
 
+from trl_env.error import EpisodeOverError
+
 # Reading replies is shared with trl_env.wrappers.ParseAction, so it lives in the core package;
 # re-exported here because every game imports its helpers from this module.
 from trl_env.parsing import (
@@ -29,7 +31,9 @@ from trl_env.parsing import (
 __all__ = [
     "BARE_STRIP",
     "MAX_ECHO",
+    "MAX_REPLY_ECHO",
     "USED_UP_A_TURN",
+    "GameNotRunningError",
     "check_render_mode",
     "count_noun",
     "has_whitespace",
@@ -40,6 +44,9 @@ __all__ = [
     "read_reply",
     "reset_needed",
 ]
+
+MAX_REPLY_ECHO = 60
+"""Characters of a rejected reply quoted back in invalid-reply feedback."""
 
 USED_UP_A_TURN = "That used up a turn."
 """What an invalid action cost, as most games say it (see :func:`invalid_feedback`)."""
@@ -61,23 +68,35 @@ def count_noun(n: int, singular: str, plural: str | None = None) -> str:
 
 
 def invalid_feedback(
-    kind: str, problem: str, advice: str, *, consequence: str | None = USED_UP_A_TURN
+    kind: str,
+    problem: str,
+    advice: str,
+    *,
+    consequence: str | None = USED_UP_A_TURN,
+    reply: object = None,
 ) -> str:
     """The feedback for an invalid action: what it was, what was wrong, what it cost, what to do.
 
     Args:
         kind: What the reply should have been (``"guess"``, ``"move"``, ``"expression"``).
         problem: What was wrong with it.
-        advice: How to reply instead (a full sentence).
+        advice: How to reply instead (a full sentence with an example of a valid reply).
         consequence: What the invalid action cost (a full sentence), or ``None`` to leave it out.
+        reply: The rejected reply, quoted back (cut to :data:`MAX_REPLY_ECHO` characters) when it
+            is non-blank text, so the agent sees what was read.
 
     Example:
         >>> invalid_feedback("guess", "the brackets were empty", "Reply like [crane].")
         'Invalid guess: the brackets were empty. That used up a turn. Reply like [crane].'
+        >>> invalid_feedback("guess", "no guess found", "Reply like [crane].", reply="Hello!")
+        "Invalid guess: no guess found. You replied 'Hello!'. That used up a turn. Reply like [crane]."
     """
+    echo = ""
+    if isinstance(reply, str) and reply.strip():
+        echo = f" You replied {quote(reply, MAX_REPLY_ECHO)}."
     if consequence is None:
-        return f"Invalid {kind}: {problem}. {advice}"
-    return f"Invalid {kind}: {problem}. {consequence} {advice}"
+        return f"Invalid {kind}: {problem}.{echo} {advice}"
+    return f"Invalid {kind}: {problem}.{echo} {consequence} {advice}"
 
 
 def improvement_reward(scale: float, best: float, score: float) -> tuple[float, float]:
@@ -109,7 +128,16 @@ def check_render_mode(render_mode: str | None, render_modes: Sequence[str]) -> N
         raise ValueError(f"render_mode must be None or {allowed}, got {render_mode!r}")
 
 
-def reset_needed(env_name: str, *, started: bool) -> gym.error.ResetNeeded:
+class GameNotRunningError(EpisodeOverError, gym.error.ResetNeeded):
+    """A game was asked to step (or for a move) with no episode running; call ``reset`` first.
+
+    The one error of the catalogue's games for "reset needed": never reset, or the episode
+    ended. It is both trl-env's :class:`~trl_env.error.EpisodeOverError` and gymnasium's
+    :class:`gymnasium.error.ResetNeeded`, so code that catches either one catches it.
+    """
+
+
+def reset_needed(env_name: str, *, started: bool, call: str = "step()") -> GameNotRunningError:
     """The error for a ``step`` that needs a ``reset`` first, to ``raise`` at the call site.
 
     The caller tests the (cheap) condition inline, so a normal step pays no function call:
@@ -118,10 +146,11 @@ def reset_needed(env_name: str, *, started: bool) -> gym.error.ResetNeeded:
     Args:
         env_name: The env's name, like ``"TextWordle"``.
         started: Whether ``reset`` was ever called; if it was, the episode has ended.
+        call: What was called, as the message names it (``"step()"``, ``"oracle_action()"``).
     """
     if not started:
-        return gym.error.ResetNeeded(f"{env_name}: call reset() before step()")
-    return gym.error.ResetNeeded(
-        f"{env_name}: step() called after the episode ended (terminated or truncated); "
+        return GameNotRunningError(f"{env_name}: call reset() before {call}")
+    return GameNotRunningError(
+        f"{env_name}: {call} called after the episode ended (terminated or truncated); "
         "call reset() to start a new game"
     )

@@ -6,18 +6,9 @@ import re
 from typing import Any
 
 import gymnasium as gym
-from trl_env.envs._common import (
-    check_render_mode,
-    count_noun,
-    has_whitespace,
-    improvement_reward,
-    invalid_feedback,
-    quote,
-    read_reply,
-    reset_needed,
-)
-
-from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
+import numpy as np
+from trl_env.envs._common import count_noun, has_whitespace, improvement_reward, quote, read_reply
+from trl_env.envs._text_game import TextGame
 
 __all__ = ["TextGuessNumberEnv", "oracle_action", "parse_number"]
 
@@ -59,7 +50,7 @@ def parse_number(action: str) -> tuple[int | None, str | None]:
     return int(candidate), None
 
 
-class TextGuessNumberEnv(gym.Env[str, str]):
+class TextGuessNumberEnv(TextGame[int]):
     """Guess the number: find a secret integer in ``[low, high]`` from "higher"/"lower" hints.
 
     ## Description
@@ -76,6 +67,9 @@ class TextGuessNumberEnv(gym.Env[str, str]):
     never raises, uses up the turn, returns feedback that says exactly what was wrong, sets
     ``info["invalid_action"]`` and gives ``-invalid_action_penalty``. Repeating a guess is valid
     (it just wastes a turn).
+    A reply that states exactly one legal move among other words ("I guess 50") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the range, the number of guesses and the reply format;
@@ -104,13 +98,15 @@ class TextGuessNumberEnv(gym.Env[str, str]):
     equal to ``max_guesses`` when changing it. ``reset(options={"secret": 42})`` fixes the secret.
 
     ## Info
-    ``guess`` and ``hint`` (``"higher"``, ``"lower"`` or ``"correct"``) of the step (``hint`` is
-    ``None`` and ``guess`` absent when the reply was invalid, which keeps ``info`` batchable by
-    vector envs), ``guesses`` and ``hints`` so far, ``invalid_action`` (with ``error``), ``won``,
+    ``guess`` (int) and ``hint`` (``"higher"``, ``"lower"`` or ``"correct"``) of the step, both
+    left out when the reply was invalid (so every key keeps one type and vector envs batch
+    ``info``), ``guesses`` and ``hints`` so far, ``invalid_action`` (with ``error``), ``won``,
     and ``secret`` once the episode ends.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version. Since the text-game base class, ``hint`` is left out (was ``None``)
+      after an invalid reply; observations, rewards and seeds are unchanged. Later: replies that state
+      one legal move in plain words are accepted, and invalid-reply feedback quotes the reply.
 
     Example:
         >>> import gymnasium as gym
@@ -123,7 +119,10 @@ class TextGuessNumberEnv(gym.Env[str, str]):
         (1.0, True)
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    game_name = "TextGuessNumber"
+    move_kind = "guess"
+    observation_length = 1024
+    options_example = '{"secret": 42}'
 
     def __init__(
         self,
@@ -135,7 +134,7 @@ class TextGuessNumberEnv(gym.Env[str, str]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        check_render_mode(render_mode, self.metadata["render_modes"])
+        super().__init__(render_mode, invalid_action_penalty=invalid_action_penalty)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
             raise ValueError(f"low and high must be integers, got {low!r} and {high!r}")
         if not low < high or max(abs(low), abs(high)) >= 10**_MAX_DIGITS:
@@ -144,32 +143,26 @@ class TextGuessNumberEnv(gym.Env[str, str]):
             )
         if max_guesses < 1:
             raise ValueError(f"max_guesses must be >= 1, got {max_guesses}")
-        if invalid_action_penalty < 0 or partial_credit < 0:
+        if partial_credit < 0:
             raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
-        self.render_mode = render_mode
         self.low, self.high = low, high
         self.max_guesses = max_guesses
-        self.invalid_action_penalty = float(invalid_action_penalty)
         self.partial_credit = float(partial_credit)
-        self.observation_space = TextSpace(1024)
-        self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
+        self.invalid_advice = (
+            f"Reply with a whole number from {low} to {high} in brackets, like [50]."
+        )
         self.secret: int | None = None
-        self._reset_state()
-
-    def _reset_state(self) -> None:
-        self.turn = 0
         self.guesses: list[int] = []
         self.hints: list[str] = []
         self.won = False
-        self._done = False
-        self._best_closeness = 0.0
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
+    @property
+    def turn_limit(self) -> int:
+        return self.max_guesses
+
+    def new_game(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Draw a new secret (or take ``options["secret"]``) and return the rules."""
-        super().reset(seed=seed)
-        secret = (options or {}).get("secret")
+        secret = options.get("secret")
         if secret is None:
             self.secret = int(self.np_random.integers(self.low, self.high + 1))
         else:
@@ -180,7 +173,9 @@ class TextGuessNumberEnv(gym.Env[str, str]):
                     f"options['secret'] must be in [{self.low}, {self.high}], got {secret}"
                 )
             self.secret = int(secret)
-        self._reset_state()
+        self.guesses, self.hints = [], []
+        self.won = False
+        self._best_closeness = 0.0
         observation = (
             f"Guess my secret number, a whole number from {self.low} to {self.high}, in "
             f"{self.max_guesses} tries. After each guess I say if my number is higher or lower.\n"
@@ -188,55 +183,43 @@ class TextGuessNumberEnv(gym.Env[str, str]):
         )
         return observation, {"guesses": [], "hints": []}
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Play one guess. Never raises on any string ``action``."""
-        if self.secret is None or self._done:
-            raise reset_needed("TextGuessNumber", started=self.secret is not None)
-        self.turn += 1
-        left = self.max_guesses - self.turn
+    def parse_move(self, action: Any) -> tuple[int | None, str | None]:
         guess, problem = parse_number(action)
         if guess is not None and not self.low <= guess <= self.high:
-            guess, problem = None, f"{guess} is outside the range {self.low} to {self.high}"
-        # "guess" is present only for valid guesses: an int-or-None value would break
-        # gymnasium's vector-env info batching (it makes an int array from the first env's value).
-        info: dict[str, Any] = {"invalid_action": problem is not None}
-        if problem is not None:
-            reward = -self.invalid_action_penalty
-            info["hint"] = None
-            info["error"] = problem
-            message = invalid_feedback(
-                "guess",
-                problem,
-                f"Reply with a whole number from {self.low} to {self.high} in brackets, like [50].",
-            )
+            return None, f"{guess} is outside the range {self.low} to {self.high}"
+        return guess, problem
+
+    def play_move(self, move: int) -> tuple[str, float, dict[str, Any]]:
+        assert self.secret is not None
+        if move == self.secret:
+            hint, reward = "correct", 1.0
+            message = f"{move} is correct!"
         else:
-            assert guess is not None
-            if guess == self.secret:
-                hint, reward = "correct", 1.0
-                message = f"{guess} is correct!"
-            else:
-                hint = "higher" if guess < self.secret else "lower"
-                reward = self._shaped_reward(guess)
-                too = "low" if hint == "higher" else "high"
-                message = f"{guess} is too {too}: the number is {hint}."
-            self.guesses.append(guess)
-            self.hints.append(hint)
-            info["guess"] = guess
-            info["hint"] = hint
-            self.won = hint == "correct"
-        terminated = self.won
-        truncated = not terminated and left <= 0
+            hint = "higher" if move < self.secret else "lower"
+            reward = self._shaped_reward(move)
+            too = "low" if hint == "higher" else "high"
+            message = f"{move} is too {too}: the number is {hint}."
+        self.guesses.append(move)
+        self.hints.append(hint)
+        self.won = hint == "correct"
+        return message, reward, {"guess": move, "hint": hint}
+
+    def is_over(self) -> bool:
+        return self.won
+
+    def end_of_step(
+        self, message: str, info: dict[str, Any], *, terminated: bool, truncated: bool
+    ) -> str:
         if self.won:
             message += f" You found it in {count_noun(self.turn, 'guess', 'guesses')}."
         elif truncated:
             message += f" No guesses left. The number was {self.secret}."
         else:
-            message += f" {count_noun(left, 'guess', 'guesses')} left."
+            message += f" {count_noun(self.max_guesses - self.turn, 'guess', 'guesses')} left."
         info.update(guesses=list(self.guesses), hints=list(self.hints), won=self.won)
         if terminated or truncated:
-            self._done = True
             info["secret"] = self.secret
-        return message, reward, terminated, truncated, info
+        return message
 
     def _shaped_reward(self, guess: int) -> float:
         if not self.partial_credit:
@@ -248,15 +231,29 @@ class TextGuessNumberEnv(gym.Env[str, str]):
         )
         return reward
 
-    def render(self) -> str | None:  # type: ignore[override]
-        """The guesses so far as text (``render_mode="ansi"``)."""
-        if self.render_mode != "ansi":
-            return None
+    def draw(self) -> str:
+        """The guesses so far as text."""
         rows = [f"range {self.low}-{self.high}, guess {self.turn} of {self.max_guesses}"]
         rows += [f"{guess}: {hint}" for guess, hint in zip(self.guesses, self.hints, strict=True)]
         if self._done:
             rows.append(f"secret: {self.secret}")
         return "\n".join(rows) + "\n"
+
+    def oracle_move(self) -> str:
+        """Binary search over the interval still consistent with the hints (see below)."""
+        low, high = self.low, self.high
+        for guess, hint in zip(self.guesses, self.hints, strict=True):
+            if hint == "higher":
+                low = max(low, guess + 1)
+            elif hint == "lower":
+                high = min(high, guess - 1)
+            else:
+                low = high = guess
+        return f"[{(low + high) // 2}]"
+
+    def random_move(self, rng: np.random.Generator) -> str:
+        """A number of the range, uniformly at random, in brackets."""
+        return f"[{int(rng.integers(self.low, self.high + 1))}]"
 
 
 def oracle_action(env: gym.Env[str, str]) -> str:
@@ -264,6 +261,7 @@ def oracle_action(env: gym.Env[str, str]) -> str:
 
     Uses only what a player sees (the guesses and hints), never the secret. With ``high - low + 1
     <= 2**max_guesses - 1`` it always finds the number in time (1..100 in 7, 1..1000 in 10).
+    The same as ``env.unwrapped.oracle_action()``.
 
     Args:
         env: A ``TextGuessNumber`` env (wrapped or not), reset and not yet ended.
@@ -274,12 +272,4 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     game = env.unwrapped
     if not isinstance(game, TextGuessNumberEnv):
         raise TypeError(f"oracle_action needs a TextGuessNumber env, got {type(game).__name__}")
-    low, high = game.low, game.high
-    for guess, hint in zip(game.guesses, game.hints, strict=True):
-        if hint == "higher":
-            low = max(low, guess + 1)
-        elif hint == "lower":
-            high = min(high, guess - 1)
-        else:
-            low = high = guess
-    return f"[{(low + high) // 2}]"
+    return game.oracle_action()

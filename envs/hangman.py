@@ -2,53 +2,15 @@
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from functools import cache, lru_cache
-from importlib import resources
-from itertools import chain
 from typing import Any
 
 import gymnasium as gym
-from trl_env.envs._common import (
-    check_render_mode,
-    count_noun,
-    has_whitespace,
-    invalid_feedback,
-    quote,
-    read_reply,
-    reset_needed,
-)
-
-from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
+import numpy as np
+from trl_env.envs._common import count_noun, has_whitespace, quote, read_reply
+from trl_env.envs._hangman_solver import candidates, hangman_words, oracle_move, words_between
+from trl_env.envs._text_game import TextGame
 
 __all__ = ["TextHangmanEnv", "candidate_words", "hangman_words", "oracle_action", "parse_guess"]
-
-# English letter frequency order: the oracle's fallback for a secret outside the word list.
-_LETTER_ORDER = "etaoinsrhldcumfpgwybvkxjqz"
-# The oracle searches exhaustively once this few candidate words are left.
-_EXACT_SEARCH_SIZE = 20
-
-
-@cache
-def hangman_words() -> tuple[str, ...]:
-    """The secret words: common English words of 4 to 10 letters, 300 of each length.
-
-    Sorted by length, then alphabetically; lowercase ``a-z``. Built by
-    ``scripts/build_hangman_words.py`` (see ``envs/data/README.md``).
-    """
-    text = resources.files("trl_env.envs").joinpath("data", "hangman_words.txt").read_text("ascii")
-    return tuple(text.split())
-
-
-@cache
-def _words_of_length(length: int) -> tuple[str, ...]:
-    return tuple(w for w in hangman_words() if len(w) == length)
-
-
-@cache
-def _words_between(min_length: int, max_length: int) -> tuple[str, ...]:
-    return tuple(w for w in hangman_words() if min_length <= len(w) <= max_length)
 
 
 def parse_guess(action: str) -> tuple[str | None, str | None]:
@@ -82,7 +44,7 @@ def parse_guess(action: str) -> tuple[str | None, str | None]:
     return candidate.lower(), None
 
 
-class TextHangmanEnv(gym.Env[str, str]):
+class TextHangmanEnv(TextGame[str]):
     """Hangman: find the secret English word one letter at a time before the lives run out.
 
     ## Description
@@ -101,6 +63,9 @@ class TextHangmanEnv(gym.Env[str, str]):
     *invalid action*: it never raises and costs no life, but uses up the turn, returns feedback
     that says exactly what was wrong, sets ``info["invalid_action"]`` and gives
     ``-invalid_action_penalty``.
+    A reply that states exactly one legal move among other words ("I guess the letter e") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the rules, the blanks and the reply format; every later
@@ -127,13 +92,16 @@ class TextHangmanEnv(gym.Env[str, str]):
     ``reset(options={"secret": "garden"})`` fixes the secret (any word of letters a-z).
 
     ## Info
-    ``guess`` of the step (``None`` when invalid), ``correct`` (whether it was right; ``None``
-    when invalid), ``pattern`` (the word so far, ``_`` for blanks), ``guessed`` letters,
+    ``guess`` of the step (``None`` when invalid), ``correct`` (bool: whether it was right; left
+    out when the reply was invalid, so vector envs never batch a missing value as ``False``),
+    ``pattern`` (the word so far, ``_`` for blanks), ``guessed`` letters,
     ``missed`` letters, ``wrong_words``, ``lives``, ``invalid_action`` (with ``error``), ``won``,
     and ``secret`` once the episode ends.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version. Since the text-game base class, ``correct`` is left out (was ``None``)
+      after an invalid reply; observations, rewards and seeds are unchanged. Later: replies that state
+      one legal move in plain words are accepted, and invalid-reply feedback quotes the reply.
 
     Example:
         >>> import gymnasium as gym
@@ -148,7 +116,14 @@ class TextHangmanEnv(gym.Env[str, str]):
         (1.0, True)
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    game_name = "TextHangman"
+    move_kind = "guess"
+    options_example = '{"secret": "garden"}'
+    invalid_consequence = "No life lost, but that used up a turn."
+    # Words a sentence uses around a guess ("I guess the letter e"): never read as the guess.
+    prose_words = frozenset(
+        ["i", "is", "my", "the", "guess", "letter", "think", "answer", "choose"]
+    )
 
     def __init__(
         self,
@@ -160,7 +135,7 @@ class TextHangmanEnv(gym.Env[str, str]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        check_render_mode(render_mode, self.metadata["render_modes"])
+        super().__init__(render_mode, invalid_action_penalty=invalid_action_penalty)
         if lives < 1:
             raise ValueError(f"lives must be >= 1, got {lives}")
         shortest, longest = len(hangman_words()[0]), len(hangman_words()[-1])
@@ -169,28 +144,22 @@ class TextHangmanEnv(gym.Env[str, str]):
                 f"need {shortest} <= min_length <= max_length <= {longest}, got "
                 f"min_length={min_length}, max_length={max_length}"
             )
-        if invalid_action_penalty < 0 or partial_credit < 0:
+        if partial_credit < 0:
             raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
-        self.render_mode = render_mode
         self.lives = lives
         self.min_length, self.max_length = min_length, max_length
-        self.invalid_action_penalty = float(invalid_action_penalty)
         self.partial_credit = float(partial_credit)
-        self.observation_space = TextSpace(4096)
-        self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
         # Built once per process and shared read-only: reset never rebuilds it.
-        self._words = _words_between(min_length, max_length)
+        self._words = words_between(min_length, max_length)
         self.secret = ""
-        self._reset_state()
+        self._clear()
 
-    def _reset_state(self) -> None:
-        self.turn = 0
+    def _clear(self) -> None:
         self.lives_left = self.lives
         self.guessed: list[str] = []  # letters, in the order guessed
         self.missed: list[str] = []
         self.wrong_words: list[str] = []
         self.won = False
-        self._done = False
 
     @property
     def pattern(self) -> str:
@@ -200,12 +169,9 @@ class TextHangmanEnv(gym.Env[str, str]):
     def _board(self) -> str:
         return "Word: " + " ".join(self.pattern.upper())
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
+    def new_game(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Draw a new secret word (or take ``options["secret"]``) and return the rules."""
-        super().reset(seed=seed)
-        secret = (options or {}).get("secret")
+        secret = options.get("secret")
         if secret is None:
             self.secret = self._words[int(self.np_random.integers(len(self._words)))]
         else:
@@ -216,8 +182,9 @@ class TextHangmanEnv(gym.Env[str, str]):
                     f"options['secret'] must be a word of 2-64 letters a-z, got {secret!r}"
                 )
             self.secret = secret.lower()
-        self._reset_state()
+        self._clear()
         n, lives = len(self.secret), count_noun(self.lives, "life", "lives")
+        self.invalid_advice = f"Reply with one new letter, like [e], or the whole {n}-letter word."
         observation = (
             f"Let's play Hangman. Find my secret English word of {n} letters.\n"
             f"{self._board()}\n"
@@ -238,58 +205,58 @@ class TextHangmanEnv(gym.Env[str, str]):
             "lives": self.lives_left,
         }
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Play one guess. Never raises on any string ``action``."""
-        if not self.secret or self._done:
-            raise reset_needed("TextHangman", started=bool(self.secret))
-        self.turn += 1
-        n = len(self.secret)
+    def parse_move(self, action: Any) -> tuple[str | None, str | None]:
         guess, problem = parse_guess(action)
-        if guess is not None:
-            if len(guess) not in (1, n):
-                guess, problem = (
-                    None,
-                    f"{quote(guess)} has {len(guess)} letters: guess one letter or the whole "
-                    f"{n}-letter word",
-                )
-            elif guess in self.guessed or guess in self.wrong_words:
-                guess, problem = None, f"you already guessed {guess.upper()}"
-        reward = 0.0
-        correct: bool | None = None
-        if problem is not None:
-            reward = -self.invalid_action_penalty
-            message = invalid_feedback(
-                "guess",
-                problem,
-                f"Reply with one new letter, like [e], or the whole {n}-letter word.",
-                consequence="No life lost, but that used up a turn.",
+        if guess is None:
+            return None, problem
+        n = len(self.secret)
+        if len(guess) not in (1, n):
+            return None, (
+                f"{quote(guess)} has {len(guess)} letters: guess one letter or the whole "
+                f"{n}-letter word"
             )
-        elif len(guess) == 1:  # a letter (secrets have at least two letters)
-            self.guessed.append(guess)
-            hits = self.secret.count(guess)
+        if guess in self.guessed or guess in self.wrong_words:
+            return None, f"you already guessed {guess.upper()}"
+        return guess, None
+
+    def invalid_info(self) -> dict[str, Any]:
+        return {"guess": None}
+
+    def play_move(self, move: str) -> tuple[str, float, dict[str, Any]]:
+        reward = 0.0
+        if len(move) == 1:  # a letter (secrets have at least two letters)
+            self.guessed.append(move)
+            hits = self.secret.count(move)
             correct = hits > 0
             if correct:
                 times = "" if hits == 1 else f" ({hits} times)"
-                message = f"Yes, {guess.upper()} is in the word{times}."
+                message = f"Yes, {move.upper()} is in the word{times}."
                 if "_" not in self.pattern:
                     self.won = True
                 else:
-                    reward = self.partial_credit * hits / n
+                    reward = self.partial_credit * hits / len(self.secret)
             else:
-                self.missed.append(guess)
+                self.missed.append(move)
                 self.lives_left -= 1
-                message = f"No, {guess.upper()} is not in the word."
+                message = f"No, {move.upper()} is not in the word."
         else:
-            correct = guess == self.secret
+            correct = move == self.secret
             if correct:
                 self.won = True
-                message = f"Yes, the word is {guess.upper()}."
+                message = f"Yes, the word is {move.upper()}."
             else:
-                self.wrong_words.append(guess)
+                self.wrong_words.append(move)
                 self.lives_left -= 1
-                message = f"No, the word is not {guess.upper()}."
+                message = f"No, the word is not {move.upper()}."
+        return message, 1.0 if self.won else reward, {"guess": move, "correct": correct}
+
+    def is_over(self) -> bool:
+        return self.won or self.lives_left <= 0
+
+    def end_of_step(
+        self, message: str, info: dict[str, Any], *, terminated: bool, truncated: bool
+    ) -> str:
         if self.won:
-            reward = 1.0
             message += f"\nYou won! The word was {self.secret.upper()}."
         elif self.lives_left <= 0:
             message += f"\n{self._board()}\nNo lives left. The word was {self.secret.upper()}."
@@ -297,20 +264,13 @@ class TextHangmanEnv(gym.Env[str, str]):
             message += f"\n{self._board()}\n{count_noun(self.lives_left, 'life', 'lives')} left."
             if self.missed:
                 message += f" Missed: {' '.join(self.missed).upper()}."
-        terminated = self.won or self.lives_left <= 0
-        info = self._info()
-        info.update(guess=guess, correct=correct, invalid_action=problem is not None, won=self.won)
-        if problem is not None:
-            info["error"] = problem
+        info.update(self._info(), won=self.won)
         if terminated:
-            self._done = True
             info["secret"] = self.secret
-        return message, reward, terminated, False, info
+        return message
 
-    def render(self) -> str | None:  # type: ignore[override]
-        """The word so far, lives and misses as text (``render_mode="ansi"``)."""
-        if self.render_mode != "ansi":
-            return None
+    def draw(self) -> str:
+        """The word so far, lives and misses as text."""
         rows = [
             self._board(),
             f"Lives: {self.lives_left}/{self.lives}",
@@ -319,6 +279,18 @@ class TextHangmanEnv(gym.Env[str, str]):
         if self._done:
             rows.append(f"secret: {self.secret.upper()}")
         return "\n".join(rows) + "\n"
+
+    def oracle_move(self) -> str:
+        """See :func:`oracle_action`."""
+        guessed = "".join(sorted(set(self.guessed)))
+        move = oracle_move(self.pattern, guessed, tuple(sorted(self.wrong_words)), self.lives_left)
+        return f"[{move}]"
+
+    def random_move(self, rng: np.random.Generator) -> str:
+        """A uniformly random letter not yet guessed, in brackets."""
+        tried = set(self.guessed)
+        letters = [c for c in "abcdefghijklmnopqrstuvwxyz" if c not in tried] or ["e"]
+        return f"[{letters[int(rng.integers(len(letters)))]}]"
 
 
 def candidate_words(env: gym.Env[str, str]) -> list[str]:
@@ -335,12 +307,7 @@ def candidate_words(env: gym.Env[str, str]) -> list[str]:
     """
     game = _game(env)
     guessed = "".join(sorted(set(game.guessed)))
-    return _candidates(game.pattern, guessed, tuple(game.wrong_words))
-
-
-@cache
-def _joined_words(length: int) -> str:
-    return "\n".join(_words_of_length(length))
+    return candidates(game.pattern, guessed, tuple(game.wrong_words))
 
 
 def _game(env: gym.Env[str, str]) -> TextHangmanEnv:
@@ -369,56 +336,4 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     Returns:
         The action text, like ``"[e]"`` or ``"[garden]"``.
     """
-    game = _game(env)
-    guessed = "".join(sorted(set(game.guessed)))
-    move = _oracle_move(game.pattern, guessed, tuple(sorted(game.wrong_words)), game.lives_left)
-    return f"[{move}]"
-
-
-def _candidates(pattern: str, guessed: str, wrong_words: tuple[str, ...]) -> list[str]:
-    blank = f"[^{guessed}\\n]"
-    regex = "".join(blank if c == "_" else c for c in pattern)
-    found = re.findall(f"^{regex}$", _joined_words(len(pattern)), re.MULTILINE)
-    return [w for w in found if w not in wrong_words]
-
-
-@lru_cache(maxsize=100_000)
-def _oracle_move(pattern: str, guessed: str, wrong_words: tuple[str, ...], lives: int) -> str:
-    """The oracle's move for what the player has seen (cached: openings repeat across games)."""
-    candidates = _candidates(pattern, guessed, wrong_words)
-    if not candidates:  # secret outside the word list: plain letter frequency
-        return next(c for c in _LETTER_ORDER if c not in guessed)
-    if len(candidates) == 1:
-        return candidates[0]
-    if len(candidates) <= _EXACT_SEARCH_SIZE:
-        return _best_move(tuple(candidates), lives)[1]
-    counts = Counter(chain.from_iterable(map(set, candidates)))
-    return max(sorted(set(counts) - set(guessed)), key=counts.__getitem__)
-
-
-@lru_cache(maxsize=200_000)
-def _best_move(candidates: tuple[str, ...], lives: int) -> tuple[int, str]:
-    """``(wins, move)``: how many of ``candidates`` optimal play wins, and the move to do so."""
-    if lives <= 0:
-        return 0, candidates[0]
-    if len(candidates) == 1:
-        return 1, candidates[0]
-    # Guessing a word wins for that word; the others are played on with one life less.
-    best = 1 + _best_move(candidates[1:], lives - 1)[0], candidates[0]
-    letters = sorted(set().union(*candidates))
-    for letter in letters:
-        if best[0] == len(candidates):
-            break
-        groups: dict[tuple[int, ...], list[str]] = {}
-        for word in candidates:
-            where = tuple(i for i, c in enumerate(word) if c == letter)
-            groups.setdefault(where, []).append(word)
-        if len(groups) == 1 and () not in groups:
-            continue  # every candidate has it in the same places: no information
-        wins = sum(
-            _best_move(tuple(group), lives - 1 if where == () else lives)[0]
-            for where, group in groups.items()
-        )
-        if wins > best[0]:
-            best = wins, letter
-    return best
+    return _game(env).oracle_action()

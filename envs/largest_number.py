@@ -6,17 +6,9 @@ import re
 from typing import Any
 
 import gymnasium as gym
-from trl_env.envs._common import (
-    BARE_STRIP,
-    check_render_mode,
-    count_noun,
-    has_whitespace,
-    invalid_feedback,
-    quote,
-    reset_needed,
-)
-
-from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
+import numpy as np
+from trl_env.envs._common import BARE_STRIP, count_noun, has_whitespace, quote
+from trl_env.envs._text_game import TextGame
 
 __all__ = ["TextLargestNumberEnv", "oracle_action", "parse_reply"]
 
@@ -72,7 +64,7 @@ def parse_reply(action: str) -> tuple[int | None, str | None]:
     return int(candidate), None
 
 
-class TextLargestNumberEnv(gym.Env[str, str]):
+class TextLargestNumberEnv(TextGame[int]):
     """Largest number: reply with the largest of the numbers shown.
 
     ## Description
@@ -90,10 +82,13 @@ class TextLargestNumberEnv(gym.Env[str, str]):
     Free text (:class:`trl_env.TextSpace`). The reply must be one whole number alone, in square
     brackets (``[7]``) or bare (``7``); see :func:`parse_reply`. Any number is a valid reply (one
     that is not the largest, or not shown at all, earns only what ``partial_credit`` gives) and
-    ends the round. Anything else (empty, empty brackets, text around the number, several
-    numbers) is an *invalid action*: it never raises, uses up a turn (the round is asked again),
+    ends the round. Anything else (empty, empty brackets, several different numbers) is an
+    *invalid action*: it never raises, uses up a turn (the round is asked again),
     returns feedback that says exactly what was wrong, sets ``info["invalid_action"]`` and gives
     ``-invalid_action_penalty``.
+    A reply that states exactly one legal move among other words ("The largest number is 7.") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the rule and shows the first numbers; every later one is
@@ -127,7 +122,8 @@ class TextLargestNumberEnv(gym.Env[str, str]):
     considering; a uniformly random one is right ``1 / num_options`` of the time).
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version. Replies that state one legal move in plain words are accepted, and
+      invalid-reply feedback quotes the reply (issue 9); seeds and valid moves are unchanged.
 
     Example:
         >>> import gymnasium as gym
@@ -140,7 +136,11 @@ class TextLargestNumberEnv(gym.Env[str, str]):
         (1.0, True)
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    game_name = "TextLargestNumber"
+    move_kind = "reply"
+    observation_length = 1024
+    options_example = '{"numbers": [[3, 8, 1, 5]]}'
+    invalid_advice = "Reply with only the largest number, in square brackets, like [5]."
 
     def __init__(
         self,
@@ -154,7 +154,28 @@ class TextLargestNumberEnv(gym.Env[str, str]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        check_render_mode(render_mode, self.metadata["render_modes"])
+        super().__init__(render_mode, invalid_action_penalty=invalid_action_penalty)
+        self._check_arguments(num_options, low, high, num_rounds)
+        if max_turns is None:
+            max_turns = num_rounds + 2
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < num_rounds:
+            raise ValueError(
+                f"max_turns must be an int >= num_rounds ({num_rounds}), got {max_turns!r}"
+            )
+        if not 0 <= partial_credit <= 1:
+            raise ValueError("invalid_action_penalty must be >= 0 and partial_credit in [0, 1]")
+        self.num_options = num_options
+        self.low, self.high = low, high
+        self.num_rounds = num_rounds
+        self.max_turns = max_turns
+        self.partial_credit = float(partial_credit)
+        self.rounds: list[list[int]] = []
+        self.round = 0
+        self.replies: list[int] = []
+        self.score = 0
+
+    @staticmethod
+    def _check_arguments(num_options: int, low: int, high: int, num_rounds: int) -> None:
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
             raise ValueError(f"low and high must be integers, got {low!r} and {high!r}")
         if max(abs(low), abs(high)) >= 10**_MAX_DIGITS:
@@ -168,32 +189,10 @@ class TextLargestNumberEnv(gym.Env[str, str]):
             )
         if isinstance(num_rounds, bool) or not isinstance(num_rounds, int) or num_rounds < 1:
             raise ValueError(f"num_rounds must be an int >= 1, got {num_rounds!r}")
-        if max_turns is None:
-            max_turns = num_rounds + 2
-        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < num_rounds:
-            raise ValueError(
-                f"max_turns must be an int >= num_rounds ({num_rounds}), got {max_turns!r}"
-            )
-        if invalid_action_penalty < 0 or not 0 <= partial_credit <= 1:
-            raise ValueError("invalid_action_penalty must be >= 0 and partial_credit in [0, 1]")
-        self.render_mode = render_mode
-        self.num_options = num_options
-        self.low, self.high = low, high
-        self.num_rounds = num_rounds
-        self.max_turns = max_turns
-        self.invalid_action_penalty = float(invalid_action_penalty)
-        self.partial_credit = float(partial_credit)
-        self.observation_space = TextSpace(1024)
-        self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
-        self.rounds: list[list[int]] = []
-        self._reset_state()
 
-    def _reset_state(self) -> None:
-        self.round = 0
-        self.turn = 0
-        self.replies: list[int] = []
-        self.score = 0
-        self._done = False
+    @property
+    def turn_limit(self) -> int:
+        return self.max_turns
 
     def _draw(self) -> list[int]:
         # The largest first, uniform over the values it can take, then the others below it: so
@@ -230,85 +229,72 @@ class TextLargestNumberEnv(gym.Env[str, str]):
     def _show(numbers: list[int]) -> str:
         return "Numbers: " + " ".join(f"[{n}]" for n in numbers)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
+    def new_game(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Draw the numbers of the episode (or take ``options["numbers"]``) and show the first."""
-        super().reset(seed=seed)
-        fixed = (options or {}).get("numbers")
+        fixed = options.get("numbers")
         if fixed is None:
             self.rounds = [self._draw() for _ in range(self.num_rounds)]
         else:
             self.rounds = self._check_fixed(fixed)
-        self._reset_state()
+        self.round, self.replies, self.score = 0, [], 0
         rounds = "" if self.num_rounds == 1 else f" {count_noun(self.num_rounds, 'round')} to play."
         observation = (
             f"Which number is the largest?{rounds} "
             "Reply with only that number, in square brackets.\n" + self._show(self.rounds[0])
         )
-        return observation, {
-            "numbers": list(self.rounds[0]),
-            "legal_moves": [str(n) for n in self.rounds[0]],
-        }
+        return observation, {"numbers": list(self.rounds[0]), "legal_moves": self._legal_moves()}
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Check one reply. Never raises on any string ``action``."""
-        if not self.rounds or self._done:
-            raise reset_needed("TextLargestNumber", started=bool(self.rounds))
-        self.turn += 1
+    def _legal_moves(self) -> list[str]:
+        return [str(n) for n in self.rounds[self.round]]
+
+    def parse_move(self, action: Any) -> tuple[int | None, str | None]:
+        return parse_reply(action)
+
+    def _round_info(self, correct: bool) -> dict[str, Any]:
+        numbers = self.rounds[self.round]
+        return {"numbers": list(numbers), "answer": max(numbers), "correct": correct}
+
+    def invalid_info(self) -> dict[str, Any]:
+        return self._round_info(False)
+
+    def play_move(self, move: int) -> tuple[str, float, dict[str, Any]]:
         numbers = self.rounds[self.round]
         answer = max(numbers)
-        reply, problem = parse_reply(action)
-        correct = reply == answer
-        info: dict[str, Any] = {
-            "numbers": list(numbers),
-            "answer": answer,
-            "correct": correct,
-            "invalid_action": problem is not None,
-        }
-        if problem is not None:
-            reward = -self.invalid_action_penalty
-            info["error"] = problem
-            message = invalid_feedback(
-                "reply", problem, "Reply with only the largest number, in square brackets."
-            )
-        else:
-            assert reply is not None
-            # Only when valid: an int in some sub-envs and None in others would break the
-            # numeric info arrays of gymnasium's vector envs.
-            info["reply"] = reply
-            self.replies.append(reply)
-            self.round += 1
-            if correct:
-                self.score += 1
-                reward = 1.0 / self.num_rounds
-                message = "Correct."
-            else:
-                reward = 0.0
-                if reply in numbers and self.partial_credit:
-                    rank = sorted(numbers).index(reply) / (self.num_options - 1)
-                    reward = self.partial_credit * rank / self.num_rounds
-                shown = "" if reply in numbers else " (not one of the numbers)"
-                message = f"Wrong: you replied [{reply}]{shown}, the largest was [{answer}]."
-        terminated = self.round >= self.num_rounds
-        truncated = not terminated and self.turn >= self.max_turns
+        # "reply" only when valid: an int in some sub-envs and None in others would break the
+        # numeric info arrays of gymnasium's vector envs.
+        info = {**self._round_info(move == answer), "reply": move}
+        self.replies.append(move)
+        self.round += 1
+        if move == answer:
+            self.score += 1
+            return "Correct.", 1.0 / self.num_rounds, info
+        reward = 0.0
+        if move in numbers and self.partial_credit:
+            rank = sorted(numbers).index(move) / (self.num_options - 1)
+            reward = self.partial_credit * rank / self.num_rounds
+        shown = "" if move in numbers else " (not one of the numbers)"
+        return f"Wrong: you replied [{move}]{shown}, the largest was [{answer}].", reward, info
+
+    def is_over(self) -> bool:
+        return self.round >= self.num_rounds
+
+    def end_of_step(
+        self, message: str, info: dict[str, Any], *, terminated: bool, truncated: bool
+    ) -> str:
         if terminated or truncated:
-            self._done = True
             info["won"] = self.score == self.num_rounds
             if truncated:
-                message += f" No turns left. The largest was [{answer}]."
+                message += f" No turns left. The largest was [{info['answer']}]."
             message += f" Score: {self.score} of {self.num_rounds}."
         else:
-            if problem is None:
+            if not info["invalid_action"]:
                 message += "\n" + self._show(self.rounds[self.round])
-            info["legal_moves"] = [str(n) for n in self.rounds[self.round]]
+            info["legal_moves"] = self._legal_moves()
         info["score"] = self.score
-        return message, reward, terminated, truncated, info
+        return message
 
-    def render(self) -> str | None:  # type: ignore[override]
-        """The rounds so far as text (``render_mode="ansi"``)."""
-        if self.render_mode != "ansi":
-            return None
+    def draw(self) -> str:
+        """The rounds so far as text."""
         rows = [
             f"round {min(self.round + 1, self.num_rounds)} of {self.num_rounds}, "
             f"turn {self.turn} of {self.max_turns}, score {self.score}"
@@ -318,9 +304,18 @@ class TextLargestNumberEnv(gym.Env[str, str]):
             rows.append(f"{' '.join(str(n) for n in numbers)} -> {reply} {mark}")
         return "\n".join(rows) + "\n"
 
+    def oracle_move(self) -> str:
+        """The largest number of the round now asked."""
+        return f"[{max(self.rounds[self.round])}]"
+
+    def random_move(self, rng: np.random.Generator) -> str:
+        """One of the numbers now shown, uniformly at random (right ``1 / num_options`` of the time)."""
+        legal = self._legal_moves()
+        return f"[{legal[int(rng.integers(len(legal)))]}]"
+
 
 def oracle_action(env: gym.Env[str, str]) -> str:
-    """The right reply: the largest number of the round now asked.
+    """The right reply: the largest number of the round now asked (``game.oracle_action()``).
 
     Args:
         env: A ``TextLargestNumber`` env (wrapped or not), reset and not yet ended.
@@ -331,6 +326,4 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     game = env.unwrapped
     if not isinstance(game, TextLargestNumberEnv):
         raise TypeError(f"oracle_action needs a TextLargestNumber env, got {type(game).__name__}")
-    if not game.rounds or game.round >= game.num_rounds:
-        raise gym.error.ResetNeeded("TextLargestNumber: no round is being asked; call reset()")
-    return f"[{max(game.rounds[game.round])}]"
+    return game.oracle_action()

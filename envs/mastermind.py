@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
-from functools import cache, lru_cache
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from trl_env.envs._common import (
-    check_render_mode,
-    count_noun,
-    improvement_reward,
-    invalid_feedback,
-    quote,
-    read_reply,
-    reset_needed,
-)
-
-from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
+from trl_env.envs._common import count_noun, improvement_reward, quote, read_reply
+from trl_env.envs._mastermind_solver import candidates, oracle_code
+from trl_env.envs._text_game import TextGame
 
 __all__ = ["TextMastermindEnv", "consistent_codes", "oracle_action", "parse_code", "score_code"]
 
@@ -27,8 +19,7 @@ MAX_COLORS = 9  # colours are the digits 1-9
 MAX_CODE_LENGTH = 8
 # Characters allowed between the digits of a code: "1 2 3 4", "1,2,3,4", "1-2-3-4".
 _SEPARATORS = str.maketrans("", "", " \t,;-/|")
-_POOL = 256  # the oracle scores at most this many candidate guesses per move
-_ORACLE_EVAL = 4096  # ...against at most this many (evenly spaced) candidate secrets
+_DIGIT_RUN = re.compile(r"[0-9](?:[\s,;\-/|]*[0-9])*")  # a piece of a reply that may be a code
 
 
 def score_code(secret: Sequence[int] | str, guess: Sequence[int] | str) -> tuple[int, int]:
@@ -110,24 +101,7 @@ def _example(code_length: int, num_colors: int = 6) -> str:
     return "[" + " ".join(str(1 + i % min(num_colors, 6)) for i in range(code_length)) + "]"
 
 
-@cache
-def _code_table(
-    code_length: int, num_colors: int, duplicates: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every possible secret in lexicographic order, and its colour counts (built once)."""
-    grids = np.indices((num_colors,) * code_length).reshape(code_length, -1).T + 1
-    codes = grids.astype(np.int8)
-    if not duplicates:
-        distinct = np.array([len(set(row)) == code_length for row in codes.tolist()])
-        codes = codes[distinct]
-    counts = np.stack([(codes == c).sum(axis=1) for c in range(1, num_colors + 1)], axis=1)
-    codes.setflags(write=False)
-    counts = counts.astype(np.int8)
-    counts.setflags(write=False)
-    return codes, counts
-
-
-class TextMastermindEnv(gym.Env[str, str]):
+class TextMastermindEnv(TextGame[str]):
     """Mastermind: crack a secret code of ``code_length`` coloured pegs in ``max_guesses`` tries.
 
     ## Description
@@ -145,6 +119,9 @@ class TextMastermindEnv(gym.Env[str, str]):
     code, the wrong number of pegs or a colour out of range is an *invalid action*: it never raises,
     uses up the turn, returns feedback that says exactly what was wrong, sets
     ``info["invalid_action"]`` and gives ``-invalid_action_penalty``.
+    A reply that states exactly one legal move among other words ("My guess: 1 1 2 2") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the rules and the reply format; every later one is only the
@@ -177,7 +154,8 @@ class TextMastermindEnv(gym.Env[str, str]):
     and ``secret`` once the episode ends.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version. Replies that state one legal move in plain words are accepted, and
+      invalid-reply feedback quotes the reply (issue 9); seeds and valid moves are unchanged.
 
     Example:
         >>> import gymnasium as gym
@@ -191,7 +169,9 @@ class TextMastermindEnv(gym.Env[str, str]):
         (1.0, True)
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    game_name = "TextMastermind"
+    move_kind = "guess"
+    options_example = '{"secret": "1234"}'
 
     def __init__(
         self,
@@ -204,7 +184,7 @@ class TextMastermindEnv(gym.Env[str, str]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        check_render_mode(render_mode, self.metadata["render_modes"])
+        super().__init__(render_mode, invalid_action_penalty=invalid_action_penalty)
         if not 1 <= code_length <= MAX_CODE_LENGTH:
             raise ValueError(f"code_length must be in [1, {MAX_CODE_LENGTH}], got {code_length}")
         if not 2 <= num_colors <= MAX_COLORS:
@@ -216,55 +196,53 @@ class TextMastermindEnv(gym.Env[str, str]):
             )
         if max_guesses < 1:
             raise ValueError(f"max_guesses must be >= 1, got {max_guesses}")
-        if invalid_action_penalty < 0 or partial_credit < 0:
+        if partial_credit < 0:
             raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
-        self.render_mode = render_mode
         self.code_length = code_length
         self.num_colors = num_colors
         self.allow_duplicates = bool(allow_duplicates)
         self.max_guesses = max_guesses
-        self.invalid_action_penalty = float(invalid_action_penalty)
         self.partial_credit = float(partial_credit)
-        self.observation_space = TextSpace(4096)
-        self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
+        self.invalid_advice = (
+            f"Reply with {code_length} digits from 1 to {num_colors} in brackets, "
+            f"like {_example(code_length, num_colors)}."
+        )
         self.secret = ""
-        self._reset_state()
-
-    def _reset_state(self) -> None:
-        self.turn = 0
         self.guesses: list[str] = []
         self.feedbacks: list[tuple[int, int]] = []
         self.won = False
-        self._done = False
-        self._best_score = 0.0
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        """Draw a new secret code (or take ``options["secret"]``) and return the rules."""
-        super().reset(seed=seed)
-        secret = (options or {}).get("secret")
+    @property
+    def turn_limit(self) -> int:
+        return self.max_guesses
+
+    def _draw_secret(self, secret: Any) -> str:
         if secret is None:
             colours = np.arange(1, self.num_colors + 1)
             if self.allow_duplicates:
                 drawn = self.np_random.choice(colours, size=self.code_length)
             else:
                 drawn = self.np_random.choice(colours, size=self.code_length, replace=False)
-            self.secret = "".join(str(int(c)) for c in drawn)
-        else:
-            code, problem = (
-                parse_code(secret, self.code_length, self.num_colors)
-                if isinstance(secret, str)
-                else (None, "not a string")
+            return "".join(str(int(c)) for c in drawn)
+        code, problem = (
+            parse_code(secret, self.code_length, self.num_colors)
+            if isinstance(secret, str)
+            else (None, "not a string")
+        )
+        if code is None or (not self.allow_duplicates and len(set(code)) < len(code)):
+            raise ValueError(
+                f"options['secret'] must be {self.code_length} digits from 1 to "
+                f"{self.num_colors}{'' if self.allow_duplicates else ', all different'}, "
+                f"got {secret!r} ({problem or 'repeated colour'})"
             )
-            if code is None or (not self.allow_duplicates and len(set(code)) < len(code)):
-                raise ValueError(
-                    f"options['secret'] must be {self.code_length} digits from 1 to "
-                    f"{self.num_colors}{'' if self.allow_duplicates else ', all different'}, "
-                    f"got {secret!r} ({problem or 'repeated colour'})"
-                )
-            self.secret = code
-        self._reset_state()
+        return code
+
+    def new_game(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Draw a new secret code (or take ``options["secret"]``) and return the rules."""
+        self.secret = self._draw_secret(options.get("secret"))
+        self.guesses, self.feedbacks = [], []
+        self.won = False
+        self._best_score = 0.0
         n, k = self.code_length, self.num_colors
         repeats = "may repeat" if self.allow_duplicates else "are all different"
         observation = (
@@ -277,49 +255,44 @@ class TextMastermindEnv(gym.Env[str, str]):
         )
         return observation, {"guesses": [], "feedbacks": []}
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Play one guess. Never raises on any string ``action``."""
-        if not self.secret or self._done:
-            raise reset_needed("TextMastermind", started=bool(self.secret))
-        self.turn += 1
-        left = self.max_guesses - self.turn
-        guess, problem = parse_code(action, self.code_length, self.num_colors)
-        info: dict[str, Any] = {"guess": guess, "invalid_action": problem is not None}
-        if problem is not None:
-            reward = -self.invalid_action_penalty
-            info["feedback"] = None
-            info["error"] = problem
-            message = invalid_feedback(
-                "guess",
-                problem,
-                f"Reply with {self.code_length} digits from 1 to {self.num_colors} in brackets, "
-                f"like {_example(self.code_length, self.num_colors)}.",
-            )
-        else:
-            assert guess is not None
-            black, white = score_code(self.secret, guess)
-            self.guesses.append(guess)
-            self.feedbacks.append((black, white))
-            info["feedback"] = (black, white)
-            self.won = black == self.code_length
-            reward = 1.0 if self.won else self._shaped_reward(black, white)
-            message = (
-                f"Guess {self.turn} of {self.max_guesses}: {' '.join(guess)} -> "
-                f"{black} black, {white} white"
-            )
-        terminated = self.won
-        truncated = not terminated and left <= 0
+    def parse_move(self, action: Any) -> tuple[str | None, str | None]:
+        return parse_code(action, self.code_length, self.num_colors)
+
+    def move_candidates(self, text: str) -> list[str]:
+        """The runs of digits in a reply ("My guess: 1 1 2 2." -> one run, ``1 1 2 2``)."""
+        return _DIGIT_RUN.findall(text[:1000])
+
+    def invalid_info(self) -> dict[str, Any]:
+        return {"guess": None, "feedback": None}
+
+    def play_move(self, move: str) -> tuple[str, float, dict[str, Any]]:
+        black, white = score_code(self.secret, move)
+        self.guesses.append(move)
+        self.feedbacks.append((black, white))
+        self.won = black == self.code_length
+        reward = 1.0 if self.won else self._shaped_reward(black, white)
+        message = (
+            f"Guess {self.turn} of {self.max_guesses}: {' '.join(move)} -> "
+            f"{black} black, {white} white"
+        )
+        return message, reward, {"guess": move, "feedback": (black, white)}
+
+    def is_over(self) -> bool:
+        return self.won
+
+    def end_of_step(
+        self, message: str, info: dict[str, Any], *, terminated: bool, truncated: bool
+    ) -> str:
         if self.won:
             message += f"\nYou cracked the code in {count_noun(self.turn, 'guess', 'guesses')}!"
         elif truncated:
             message += f"\nNo guesses left. The code was {' '.join(self.secret)}."
         else:
-            message += f"\n{count_noun(left, 'guess', 'guesses')} left."
+            message += f"\n{count_noun(self.max_guesses - self.turn, 'guess', 'guesses')} left."
         info.update(guesses=list(self.guesses), feedbacks=list(self.feedbacks), won=self.won)
         if terminated or truncated:
-            self._done = True
             info["secret"] = self.secret
-        return message, reward, terminated, truncated, info
+        return message
 
     def _shaped_reward(self, black: int, white: int) -> float:
         if not self.partial_credit:
@@ -328,10 +301,8 @@ class TextMastermindEnv(gym.Env[str, str]):
         reward, self._best_score = improvement_reward(self.partial_credit, self._best_score, score)
         return reward
 
-    def render(self) -> str | None:  # type: ignore[override]
-        """The board so far as text (``render_mode="ansi"``)."""
-        if self.render_mode != "ansi":
-            return None
+    def draw(self) -> str:
+        """The board so far as text."""
         rows = [
             f"{' '.join(guess)}   black {black} white {white}"
             for guess, (black, white) in zip(self.guesses, self.feedbacks, strict=True)
@@ -341,15 +312,19 @@ class TextMastermindEnv(gym.Env[str, str]):
             rows.append(f"secret: {' '.join(self.secret)}")
         return "\n".join(rows) + "\n"
 
+    def oracle_move(self) -> str:
+        """See :func:`oracle_action`."""
+        return "[" + " ".join(oracle_code(*self._history())) + "]"
 
-def _scores(
-    guess: np.ndarray, codes: np.ndarray, counts: np.ndarray, num_colors: int
-) -> np.ndarray:
-    """``black * (code_length + 1) + white`` of ``guess`` against every row of ``codes``."""
-    black = (codes == guess).sum(axis=1)
-    guess_counts = np.bincount(guess, minlength=num_colors + 1)[1:]
-    common = np.minimum(counts, guess_counts).sum(axis=1)
-    return black * (codes.shape[1] + 1) + (common - black)
+    def _history(self) -> tuple[int, int, bool, tuple[str, ...], tuple[tuple[int, int], ...]]:
+        """The rules and what the player has seen: the key of the oracle's cache."""
+        n, k, duplicates = self.code_length, self.num_colors, self.allow_duplicates
+        return n, k, duplicates, tuple(self.guesses), tuple(self.feedbacks)
+
+    def random_move(self, rng: np.random.Generator) -> str:
+        """A uniformly random code (colours may repeat), in brackets."""
+        code = rng.integers(1, self.num_colors + 1, size=self.code_length).tolist()
+        return "[" + " ".join(map(str, code)) + "]"
 
 
 def consistent_codes(env: gym.Env[str, str]) -> list[str]:
@@ -362,13 +337,7 @@ def consistent_codes(env: gym.Env[str, str]) -> list[str]:
         The candidate codes as digit strings.
     """
     game = _game(env)
-    codes, _ = _candidates(
-        game.code_length,
-        game.num_colors,
-        game.allow_duplicates,
-        tuple(game.guesses),
-        tuple(game.feedbacks),
-    )
+    codes, _ = candidates(*game._history())
     return ["".join(map(str, row)) for row in codes.tolist()]
 
 
@@ -377,21 +346,6 @@ def _game(env: gym.Env[str, str]) -> TextMastermindEnv:
     if not isinstance(game, TextMastermindEnv):
         raise TypeError(f"needs a TextMastermind env, got {type(game).__name__}")
     return game
-
-
-def _candidates(
-    n: int,
-    k: int,
-    duplicates: bool,
-    guesses: tuple[str, ...],
-    feedbacks: tuple[tuple[int, int], ...],
-) -> tuple[np.ndarray, np.ndarray]:
-    codes, counts = _code_table(n, k, duplicates)
-    keep = np.ones(len(codes), dtype=bool)
-    for guess, (black, white) in zip(guesses, feedbacks, strict=True):
-        g = np.frombuffer(guess.encode("ascii"), dtype=np.uint8).astype(np.int64) - ord("0")
-        keep &= _scores(g, codes, counts, k) == black * (n + 1) + white
-    return codes[keep], counts[keep]
 
 
 def oracle_action(env: gym.Env[str, str]) -> str:
@@ -410,48 +364,4 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     Returns:
         The action text, like ``"[1 1 2 2]"``.
     """
-    game = _game(env)
-    code = _oracle_code(
-        game.code_length,
-        game.num_colors,
-        game.allow_duplicates,
-        tuple(game.guesses),
-        tuple(game.feedbacks),
-    )
-    return "[" + " ".join(code) + "]"
-
-
-@lru_cache(maxsize=65_536)
-def _oracle_code(
-    n: int,
-    k: int,
-    duplicates: bool,
-    guesses: tuple[str, ...],
-    feedbacks: tuple[tuple[int, int], ...],
-) -> str:
-    """The oracle's next code for a history (cached: the early moves repeat across games)."""
-    if not guesses:
-        opening = [1 + (i // 2) % k for i in range(n)] if duplicates else list(range(1, n + 1))
-        return "".join(map(str, opening))
-    codes, counts = _candidates(n, k, duplicates, guesses, feedbacks)
-    if len(codes) == 0:  # impossible feedback (cannot happen in a real game): any legal code
-        return "1" * n
-    if len(codes) <= 2:
-        best = codes[0]
-    else:
-        step = max(1, len(codes) // _ORACLE_EVAL)
-        targets, target_counts = codes[::step], counts[::step]
-        pick = slice(None, None, max(1, len(codes) // _POOL))
-        pool, pool_counts = codes[pick][:_POOL], counts[pick][:_POOL]
-        # Peg by peg and colour by colour: 2-D operations are much faster than 3-D reductions.
-        black = np.zeros((len(pool), len(targets)), dtype=np.int16)
-        for peg in range(n):
-            black += pool[:, peg, None] == targets[None, :, peg]
-        common = np.zeros_like(black)
-        for colour in range(k):
-            common += np.minimum(pool_counts[:, colour, None], target_counts[None, :, colour])
-        keys = (n + 1) ** 2
-        scores = black * (n + 1) + (common - black) + keys * np.arange(len(pool))[:, None]
-        worst = np.bincount(scores.ravel(), minlength=keys * len(pool)).reshape(len(pool), keys)
-        best = pool[int(np.argmin(worst.max(axis=1)))]
-    return "".join(map(str, best.tolist()))
+    return _game(env).oracle_action()

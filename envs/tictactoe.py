@@ -7,15 +7,9 @@ from functools import cache
 from typing import Any, Literal
 
 import gymnasium as gym
-from trl_env.envs._common import (
-    check_render_mode,
-    invalid_feedback,
-    quote,
-    read_reply,
-    reset_needed,
-)
-
-from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
+import numpy as np
+from trl_env.envs._common import invalid_feedback, quote, read_reply
+from trl_env.envs._text_game import TextGame
 
 __all__ = [
     "CELL_NAMES",
@@ -133,10 +127,14 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     """A perfect move for the agent (X) in ``env``'s current position, as a reply like ``[b2]``.
 
     Minimax over the whole game tree (memoised once per process): it never loses, so against
-    ``opponent="perfect"`` it always draws, and it takes every win the opponent allows.
+    ``opponent="perfect"`` it always draws, and it takes every win the opponent allows. The same
+    as ``env.unwrapped.oracle_action()``; on a finished game it raises
+    :class:`~trl_env.envs._common.GameNotRunningError`.
     """
-    game: TextTicTacToeEnv = env.unwrapped  # type: ignore[assignment]
-    return f"[{CELL_NAMES[best_moves(game.board, AGENT)[0]]}]"
+    game = env.unwrapped
+    if not isinstance(game, TextTicTacToeEnv):
+        raise TypeError(f"oracle_action needs a TextTicTacToe env, got {type(game).__name__}")
+    return game.oracle_action()
 
 
 def parse_move(action: str) -> tuple[int | None, str | None]:
@@ -180,7 +178,7 @@ def _draw_board(board: str) -> str:
     return "\n".join(["   a b c", *rows])
 
 
-class TextTicTacToeEnv(gym.Env[str, str]):
+class TextTicTacToeEnv(TextGame[int]):
     """Tic-tac-toe: get three X in a row against a built-in O opponent.
 
     ## Description
@@ -201,6 +199,9 @@ class TextTicTacToeEnv(gym.Env[str, str]):
     cells), sets ``info["invalid_action"]`` and gives ``-invalid_action_penalty``. The turn is not
     consumed: the board is unchanged, the opponent does not move, and it is still the agent's
     move (the step still counts towards ``max_episode_steps``).
+    A reply that states exactly one legal move among other words ("I take the centre, b2") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the rules, the cell names, the reply format and the board
@@ -227,11 +228,13 @@ class TextTicTacToeEnv(gym.Env[str, str]):
 
     ## Info
     ``board`` (nine characters ``X``/``O``/``.``, row by row), ``agent_move`` and
-    ``opponent_move`` of the step (cell names or ``None``), ``legal_moves``, ``invalid_action``
+    ``opponent_move`` of the step (cell names or ``None``: vector envs batch them as object
+    arrays), ``legal_moves``, ``invalid_action``
     (with ``error``), ``winner`` (``"X"``, ``"O"``, ``"draw"`` or ``None``).
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version. Replies that state one legal move in plain words are accepted, and
+      invalid-reply feedback quotes the reply (issue 9); seeds and valid moves are unchanged.
 
     Example:
         >>> import gymnasium as gym
@@ -243,7 +246,8 @@ class TextTicTacToeEnv(gym.Env[str, str]):
         ('b2', 'X')
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    game_name = "TextTicTacToe"
+    invalid_consequence = "It is still your turn."
 
     def __init__(
         self,
@@ -254,38 +258,25 @@ class TextTicTacToeEnv(gym.Env[str, str]):
         draw_reward: float = 0.5,
         invalid_action_penalty: float = 0.1,
     ) -> None:
-        check_render_mode(render_mode, self.metadata["render_modes"])
+        super().__init__(render_mode, invalid_action_penalty=invalid_action_penalty)
         if opponent not in OPPONENTS:
             raise ValueError(f"opponent must be one of {OPPONENTS}, got {opponent!r}")
         if agent_first not in (True, False, "random"):
             raise ValueError(f"agent_first must be True, False or 'random', got {agent_first!r}")
         if not 0.0 <= draw_reward <= 1.0:
             raise ValueError(f"draw_reward must be in [0, 1], got {draw_reward}")
-        if invalid_action_penalty < 0:
-            raise ValueError("invalid_action_penalty must be >= 0")
-        self.render_mode = render_mode
         self.opponent = opponent
         self.agent_first = agent_first
         self.draw_reward = float(draw_reward)
-        self.invalid_action_penalty = float(invalid_action_penalty)
-        self.observation_space = TextSpace(4096)
-        self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
         # Built once per process and shared read-only: reset never rebuilds it.
         self._table = _minimax_table()
         self.board = EMPTY * 9
         self.result: str | None = None
-        self._started = False
-        self._done = False
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
+    def new_game(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Start a new game (the opponent opens when it moves first) and return the rules."""
-        super().reset(seed=seed)
         self.board = EMPTY * 9
         self.result = None
-        self._started = True
-        self._done = False
         if self.agent_first == "random":
             agent_starts = bool(self.np_random.integers(2))
         else:
@@ -328,41 +319,44 @@ class TextTicTacToeEnv(gym.Env[str, str]):
         self.board = self.board[:cell] + mark + self.board[cell + 1 :]
         self.result = winner(self.board)
 
+    def _legal_moves(self) -> list[str]:
+        return [CELL_NAMES[i] for i, c in enumerate(self.board) if c == EMPTY]
+
     def _info(self, agent_move: str | None, opponent_move: str | None) -> dict[str, Any]:
         return {
             "board": self.board,
             "agent_move": agent_move,
             "opponent_move": opponent_move,
-            "legal_moves": [CELL_NAMES[i] for i, c in enumerate(self.board) if c == EMPTY],
+            "legal_moves": self._legal_moves(),
             "invalid_action": False,
             "winner": self.result,
         }
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Play one move (and the opponent's reply). Never raises on any string ``action``."""
-        if not self._started or self._done:
-            raise reset_needed("TextTicTacToe", started=self._started)
+    def parse_move(self, action: Any) -> tuple[int | None, str | None]:
         cell, problem = parse_move(action)
         if cell is not None and self.board[cell] != EMPTY:
-            problem = f"{CELL_NAMES[cell]} is already taken by {self.board[cell]}"
-        if problem is not None:
-            info = self._info(None, None)
-            info.update(invalid_action=True, error=problem)
-            empty = ", ".join(info["legal_moves"])
-            message = invalid_feedback(
-                "move",
-                problem,
-                f"Empty cells: {empty}. Reply with one empty cell in square brackets, like [b2].",
-                consequence="It is still your turn.",
-            )
-            return message, -self.invalid_action_penalty, False, False, info
-        assert cell is not None
-        self._place(cell, AGENT)
-        message = f"You: X at {CELL_NAMES[cell]}."
+            return None, f"{CELL_NAMES[cell]} is already taken by {self.board[cell]}"
+        return cell, problem
+
+    def invalid_feedback(self, problem: str) -> str:
+        return invalid_feedback(
+            "move",
+            problem,
+            f"Empty cells: {', '.join(self._legal_moves())}. "
+            "Reply with one empty cell in square brackets, like [b2].",
+            consequence=self.invalid_consequence,
+            reply=self.last_reply,
+        )
+
+    def invalid_info(self) -> dict[str, Any]:
+        return self._info(None, None)
+
+    def play_move(self, move: int) -> tuple[str, float, dict[str, Any]]:
+        self._place(move, AGENT)
+        message = f"You: X at {CELL_NAMES[move]}."
         opponent_move = None
         if self.result is None:
-            opponent_cell = self._opponent_move()
-            opponent_move = CELL_NAMES[opponent_cell]
+            opponent_move = CELL_NAMES[self._opponent_move()]
             message += f" Opponent: O at {opponent_move}."
         message += "\n" + _draw_board(self.board) + "\n"
         reward = 0.0
@@ -374,13 +368,21 @@ class TextTicTacToeEnv(gym.Env[str, str]):
             reward, message = self.draw_reward, message + "The board is full: it's a draw."
         else:
             message += "Your move (X)."
-        terminated = self.result is not None
-        self._done = terminated
-        return message, reward, terminated, False, self._info(CELL_NAMES[cell], opponent_move)
+        return message, reward, self._info(CELL_NAMES[move], opponent_move)
 
-    def render(self) -> str | None:  # type: ignore[override]
-        """The board as text (``render_mode="ansi"``)."""
-        if self.render_mode != "ansi":
-            return None
+    def is_over(self) -> bool:
+        return self.result is not None
+
+    def draw(self) -> str:
+        """The board as text."""
         status = {None: "X to move", "draw": "draw"}.get(self.result, f"{self.result} won")
         return f"{_draw_board(self.board)}\n{status}\n"
+
+    def oracle_move(self) -> str:
+        """A perfect move for X (see :func:`oracle_action`)."""
+        return f"[{CELL_NAMES[best_moves(self.board, AGENT)[0]]}]"
+
+    def random_move(self, rng: np.random.Generator) -> str:
+        """A uniformly random empty cell, in brackets."""
+        legal = self._legal_moves()
+        return f"[{legal[int(rng.integers(len(legal)))]}]"

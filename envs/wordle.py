@@ -6,19 +6,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import gymnasium as gym
-from trl_env.envs._common import (
-    check_render_mode,
-    count_noun,
-    has_whitespace,
-    improvement_reward,
-    invalid_feedback,
-    quote,
-    read_reply,
-    reset_needed,
-)
-
-from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
+import numpy as np
+from trl_env.envs._common import count_noun, has_whitespace, improvement_reward, quote, read_reply
+from trl_env.envs._text_game import TextGame
 
 __all__ = ["TextWordleEnv", "allowed_words", "answer_words", "parse_guess", "score_guess"]
 
@@ -120,7 +110,7 @@ def _describe(guess: str, pattern: str) -> str:
     )
 
 
-class TextWordleEnv(gym.Env[str, str]):
+class TextWordleEnv(TextGame[str]):
     """Wordle: find the secret five-letter English word in six guesses.
 
     ## Description
@@ -135,6 +125,9 @@ class TextWordleEnv(gym.Env[str, str]):
     (>10,000 five-letter words). Anything else is an *invalid action*: it never raises, uses up the
     turn, returns feedback that says exactly what was wrong, sets ``info["invalid_action"]`` and
     gives ``-invalid_action_penalty``.
+    A reply that states exactly one legal move among other words ("I guess crane") or in a code
+    fence is read as that move; two different legal moves leave it invalid (see
+    :meth:`~trl_env.envs.TextGame.read_move`). The feedback on an invalid reply quotes it.
 
     ## Observation Space
     Text. The first observation states the rules and the reply format; every later one is only the
@@ -160,11 +153,13 @@ class TextWordleEnv(gym.Env[str, str]):
     ``reset(options={"secret": "crane"})`` fixes the secret (any allowed word).
 
     ## Info
-    ``guess`` and ``pattern`` of the step (``None`` when invalid), ``guesses`` and ``patterns``
+    ``guess`` and ``pattern`` of the step (str, or ``None`` when invalid: vector envs batch them
+    as object arrays), ``guesses`` and ``patterns``
     so far, ``invalid_action`` (with ``error``), ``won``, and ``secret`` once the episode ends.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version. Replies that state one legal move in plain words are accepted, and
+      invalid-reply feedback quotes the reply (issue 9); seeds and valid moves are unchanged.
 
     Example:
         >>> import gymnasium as gym
@@ -178,7 +173,44 @@ class TextWordleEnv(gym.Env[str, str]):
         (1.0, True)
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    game_name = "TextWordle"
+    move_kind = "guess"
+    options_example = '{"secret": "crane"}'
+    invalid_advice = "Reply like [crane]."
+    # Five-letter dictionary words a sentence uses around a guess: never read as the guess.
+    prose_words = frozenset(
+        [
+            "about",
+            "again",
+            "could",
+            "every",
+            "final",
+            "first",
+            "going",
+            "guess",
+            "hello",
+            "maybe",
+            "might",
+            "other",
+            "reply",
+            "right",
+            "shall",
+            "since",
+            "start",
+            "still",
+            "their",
+            "there",
+            "these",
+            "think",
+            "those",
+            "today",
+            "where",
+            "which",
+            "while",
+            "would",
+            "words",
+        ]
+    )
 
     def __init__(
         self,
@@ -188,38 +220,28 @@ class TextWordleEnv(gym.Env[str, str]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        check_render_mode(render_mode, self.metadata["render_modes"])
+        super().__init__(render_mode, invalid_action_penalty=invalid_action_penalty)
         if max_guesses < 1:
             raise ValueError(f"max_guesses must be >= 1, got {max_guesses}")
-        if invalid_action_penalty < 0 or partial_credit < 0:
+        if partial_credit < 0:
             raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
-        self.render_mode = render_mode
         self.max_guesses = max_guesses
-        self.invalid_action_penalty = float(invalid_action_penalty)
         self.partial_credit = float(partial_credit)
-        self.observation_space = TextSpace(4096)
-        self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
         # Loaded once per process and shared read-only: reset never rebuilds them.
         self._answers = answer_words()
         self._allowed = allowed_words()
         self.secret = ""
-        self._reset_state()
-
-    def _reset_state(self) -> None:
-        self.turn = 0
         self.guesses: list[str] = []
         self.patterns: list[str] = []
         self.won = False
-        self._done = False
-        self._best_score = 0.0
-        self._last_message = ""
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
+    @property
+    def turn_limit(self) -> int:
+        return self.max_guesses
+
+    def new_game(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Draw a new secret (or take ``options["secret"]``) and return the rules."""
-        super().reset(seed=seed)
-        secret = (options or {}).get("secret")
+        secret = options.get("secret")
         if secret is None:
             self.secret = self._answers[int(self.np_random.integers(len(self._answers)))]
         else:
@@ -228,8 +250,10 @@ class TextWordleEnv(gym.Env[str, str]):
                     f"options['secret'] must be a five-letter word in the dictionary, got {secret!r}"
                 )
             self.secret = secret.lower()
-        self._reset_state()
-        self._last_message = (
+        self.guesses, self.patterns = [], []
+        self.won = False
+        self._best_score = 0.0
+        observation = (
             f"Let's play Wordle. Guess the secret five-letter English word in {self.max_guesses} tries.\n"
             "After each guess you get one mark per letter:\n"
             "  G = right letter, right place\n"
@@ -238,50 +262,46 @@ class TextWordleEnv(gym.Env[str, str]):
             "Reply with one guess in square brackets, for example [crane]. "
             "Guesses must be real English words."
         )
-        return self._last_message, {"guesses": [], "patterns": []}
+        return observation, {"guesses": [], "patterns": []}
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Play one guess. Never raises on any string ``action``."""
-        if not self.secret or self._done:
-            raise reset_needed("TextWordle", started=bool(self.secret))
-        self.turn += 1
-        left = self.max_guesses - self.turn
+    def parse_move(self, action: Any) -> tuple[str | None, str | None]:
         guess, problem = parse_guess(action)
         if guess is not None and guess not in self._allowed:
-            guess, problem = None, f"{guess!r} is not in the word list"
-        info: dict[str, Any] = {"guess": guess, "invalid_action": problem is not None}
-        if problem is not None:
-            reward = -self.invalid_action_penalty
-            info["pattern"] = None
-            info["error"] = problem
-            message = invalid_feedback("guess", problem, "Reply like [crane].")
-        else:
-            assert guess is not None
-            pattern = score_guess(self.secret, guess)
-            self.guesses.append(guess)
-            self.patterns.append(pattern)
-            info["pattern"] = pattern
-            self.won = pattern == "G" * WORD_LENGTH
-            reward = 1.0 if self.won else self._shaped_reward(pattern)
-            message = (
-                f"Guess {self.turn} of {self.max_guesses}: {guess.upper()} -> {' '.join(pattern)}\n"
-                f"({_describe(guess, pattern)})"
-            )
-        terminated = self.won
-        truncated = not terminated and left <= 0
+            return None, f"{guess!r} is not in the word list"
+        return guess, problem
+
+    def invalid_info(self) -> dict[str, Any]:
+        return {"guess": None, "pattern": None}
+
+    def play_move(self, move: str) -> tuple[str, float, dict[str, Any]]:
+        pattern = score_guess(self.secret, move)
+        self.guesses.append(move)
+        self.patterns.append(pattern)
+        self.won = pattern == "G" * WORD_LENGTH
+        reward = 1.0 if self.won else self._shaped_reward(pattern)
+        message = (
+            f"Guess {self.turn} of {self.max_guesses}: {move.upper()} -> {' '.join(pattern)}\n"
+            f"({_describe(move, pattern)})"
+        )
+        return message, reward, {"guess": move, "pattern": pattern}
+
+    def is_over(self) -> bool:
+        return self.won
+
+    def end_of_step(
+        self, message: str, info: dict[str, Any], *, terminated: bool, truncated: bool
+    ) -> str:
         if self.won:
             tries = count_noun(self.turn, "guess", "guesses")
             message += f"\nYou won in {tries}! The word was {self.secret.upper()}."
         elif truncated:
             message += f"\nNo guesses left. The word was {self.secret.upper()}."
         else:
-            message += f"\n{count_noun(left, 'guess', 'guesses')} left."
+            message += f"\n{count_noun(self.max_guesses - self.turn, 'guess', 'guesses')} left."
         info.update(guesses=list(self.guesses), patterns=list(self.patterns), won=self.won)
         if terminated or truncated:
-            self._done = True
             info["secret"] = self.secret
-        self._last_message = message
-        return message, reward, terminated, truncated, info
+        return message
 
     def _shaped_reward(self, pattern: str) -> float:
         if not self.partial_credit:
@@ -290,10 +310,8 @@ class TextWordleEnv(gym.Env[str, str]):
         reward, self._best_score = improvement_reward(self.partial_credit, self._best_score, score)
         return reward
 
-    def render(self) -> str | None:  # type: ignore[override]
-        """The board so far as text (``render_mode="ansi"``)."""
-        if self.render_mode != "ansi":
-            return None
+    def draw(self) -> str:
+        """The board so far as text."""
         rows = [
             f"{' '.join(guess.upper())}   {' '.join(pattern)}"
             for guess, pattern in zip(self.guesses, self.patterns, strict=True)
@@ -302,3 +320,13 @@ class TextWordleEnv(gym.Env[str, str]):
         if self.won or self.turn >= self.max_guesses:
             rows.append(f"secret: {self.secret.upper()}")
         return "\n".join(rows) + "\n"
+
+    def oracle_move(self) -> str:
+        """The solver's next guess (:mod:`trl_env.envs.wordle_solver`), from what a player sees."""
+        from trl_env.envs.wordle_solver import solver  # imports this module: import on use
+
+        return f"[{solver().next_guess(self.guesses, self.patterns)}]"
+
+    def random_move(self, rng: np.random.Generator) -> str:
+        """A uniformly random answer word, in brackets."""
+        return f"[{self._answers[int(rng.integers(len(self._answers)))]}]"

@@ -166,7 +166,7 @@ def test_invalid_actions_get_feedback_and_penalty(action: str, reason: str) -> N
     assert reason in observation and reason in info["error"]
     assert observation.startswith("Invalid guess:") and "[e]" in observation
     assert "6 lives left" in observation
-    assert reward == -0.25 and info["invalid_action"] and info["correct"] is None
+    assert reward == -0.25 and info["invalid_action"] and "correct" not in info
     assert info["guess"] is None and info["guessed"] == [] and not terminated and not truncated
     assert env.observation_space.contains(observation) and len(observation) < 400
 

@@ -86,13 +86,13 @@ def test_partial_credit_is_the_rank() -> None:
 def test_invalid_action_asks_again() -> None:
     env = TextLargestNumberEnv(invalid_action_penalty=0.25)
     env.reset(seed=0, options={"numbers": [[3, 8, 1, 5]]})
-    observation, reward, terminated, truncated, info = env.step("The largest is [8].")
+    observation, reward, terminated, truncated, info = env.step("The largest is [8], not [5].")
     assert (reward, terminated, truncated) == (-0.25, False, False)
     assert info["invalid_action"] and "reply" not in info and info["answer"] == 8
     assert info["error"] == "it held more than the number"
     assert observation == (
-        "Invalid reply: it held more than the number. That used up a turn. "
-        "Reply with only the largest number, in square brackets."
+        "Invalid reply: it held more than the number. You replied 'The largest is [8], not [5].'. "
+        "That used up a turn. Reply with only the largest number, in square brackets, like [5]."
     )
     observation, reward, terminated, truncated, info = env.step("[8]")
     assert (reward, terminated, truncated) == (1.0, True, False)

@@ -108,6 +108,17 @@ def test_spec_round_trip(env_id: str) -> None:
 
 
 @pytest.mark.parametrize("env_id", text_env_ids())
+def test_spec_json_round_trip(env_id: str) -> None:
+    # Gymnasium serialises specs to JSON (e.g. to record how an env was made); a tuple kwarg
+    # comes back as a list and the spec compares unequal, so the registry holds JSON values only.
+    spec = gym.spec(env_id)
+    assert gym.envs.registration.EnvSpec.from_json(spec.to_json()) == spec
+    made = gym.make(env_id).spec
+    assert made is not None
+    assert gym.envs.registration.EnvSpec.from_json(made.to_json()) == made
+
+
+@pytest.mark.parametrize("env_id", text_env_ids())
 def test_gymnasium_wrappers(env_id: str) -> None:
     env = gym.make(env_id, max_episode_steps=2)  # TimeLimit override
     env = gym.wrappers.RecordEpisodeStatistics(env)
