@@ -19,6 +19,7 @@ except ImportError as _error:  # pragma: no cover - exercised only without the e
 
 from trl_env.trl.environment_factory import EnvironmentFactory, make_environment_factory
 from trl_env.trl.generation import Generator, TransformersGenerator, VLLMGenerator
+from trl_env.trl.model_policy import ModelPolicy
 from trl_env.trl.processors import ChatTemplateProcessor
 from trl_env.trl.rewards import env_reward, env_success
 from trl_env.trl.rollout import (
@@ -41,6 +42,7 @@ __all__ = [
     "EnvironmentFactory",
     "Episode",
     "Generator",
+    "ModelPolicy",
     "RolloutConfig",
     "Task",
     "TransformersGenerator",

@@ -530,6 +530,10 @@ class ChatTemplateProcessor:
         """
         return self._encode(self.initial_prompt_text(system, first_user_message))
 
+    def decode(self, token_ids: Sequence[int]) -> str:
+        """The text of sampled ids, special tokens kept (the input of :meth:`parse_agent_output`)."""
+        return self.tokenizer.decode(list(token_ids), skip_special_tokens=False)
+
     # ------------------------------------------------------------------ Processor protocol
 
     def init_system_input(self, prompt: str) -> str:
