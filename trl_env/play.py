@@ -13,7 +13,6 @@ entry of the transcript, and (with ``warn=True``) issues an :class:`~trl_env.err
 
 Example:
     >>> import gymnasium as gym
-import numpy as np
     >>> from trl_env.policies import OraclePolicy
     >>> episode = play_episode(gym.make("TextGuessNumber-v0"), OraclePolicy(), seed=7)
     >>> episode.ended_by, episode.success
@@ -144,6 +143,9 @@ def run_episodes(
         episodes: The episodes to fill, one per env; each plays ``reset(seed=task.seed)``.
         envs: Their envs.
         policy: Chooses every reply; called once per turn with the turns of all playing episodes.
+            A policy with an ``observe(episode, outcome)`` method has it called after each env
+            step of an episode still playing (a model appends the reply to its token stream
+            there, and may end the episode by setting ``ended_by``).
         max_turns: End an episode after this many turns (``ended_by="max_turns"``).
         error_penalty: Reward added to an episode whose env failed (``None``: nothing added).
         warn: Issue an :class:`~trl_env.error.EnvErrorWarning` for every env failure.
@@ -170,8 +172,11 @@ def run_episodes(
             if not game.episode.done and reply.action is not None:
                 stepping.append((game, reply.action))
         outcomes = step([(game.env, action) for game, action in stepping])
+        observe = getattr(policy, "observe", None)
         for (game, _), outcome in zip(stepping, outcomes, strict=True):
             _record_step(game, outcome, max_turns, error_penalty, warn)
+            if observe is not None and not game.episode.done:
+                observe(game.episode, outcome)
             if on_turn is not None:
                 on_turn(game.episode, outcome)
     for episode in episodes:

@@ -87,6 +87,9 @@ class Policy(Protocol):
     A reply is a ``str`` (play it), a :class:`Reply`, or ``None`` (stop this episode, as a
     player typing ``quit``). ``turns`` may be empty (in distributed rollouts every process makes
     the same number of calls); return an empty list then.
+
+    A policy may also define ``observe(episode, outcome)``: :func:`trl_env.play.run_episodes`
+    calls it after each env step of an episode that goes on.
     """
 
     def act(self, turns: Sequence[Turn]) -> list[str | Reply | None]:

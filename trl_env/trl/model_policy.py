@@ -18,6 +18,7 @@ from trl_env.core import TokenProcessor
 from trl_env.episode import Episode
 from trl_env.error import Error
 from trl_env.policies import Reply, Turn
+from trl_env.stepping import EnvOutcome
 from trl_env.trl.generation import Generator
 
 if TYPE_CHECKING:
@@ -68,43 +69,42 @@ class ModelPolicy:
             episode.logprobs += [0.0] * (len(ids) - len(logprobs))
         self._inputs[id(episode)] += ids
 
-    def _prepare(self, turn: Turn) -> Reply | None:
-        """Put the turn's observation into the episode's stream; a :class:`Reply` ends it."""
+    def _start(self, turn: Turn) -> None:
+        """The episode's first turn: its prompt (copies of a task share one tokenisation)."""
         episode = turn.episode
-        if id(episode) not in self._inputs:  # the first turn: the prompt
-            if turn.observation not in self._prompts:
-                self._prompts[turn.observation] = self.processor.initial_prompt_ids(
-                    self.system_prompt, turn.observation
-                )
-            episode.prompt_ids = self._prompts[turn.observation]
-            self._inputs[id(episode)] = list(episode.prompt_ids)
-            return None
+        if turn.observation not in self._prompts:
+            self._prompts[turn.observation] = self.processor.initial_prompt_ids(
+                self.system_prompt, turn.observation
+            )
+        episode.prompt_ids = self._prompts[turn.observation]
+        self._inputs[id(episode)] = list(episode.prompt_ids)
+
+    def observe(self, episode: Episode, outcome: EnvOutcome) -> None:
+        """Append the env's reply to the episode's stream, or end the episode when the reply
+        leaves no room for the model to answer (``ended_by="token_budget"``)."""
+        if episode.done:
+            return
         last = episode.completion_ids[-1] if episode.completion_ids else None
-        chunk = self.processor.env_turn_ids(turn.observation, last_token_id=last)
-        if len(episode.completion_ids) + len(chunk) >= self.budget:  # no room left to answer
-            return Reply(None, ended_by="token_budget")
+        chunk = self.processor.env_turn_ids(outcome.observation, last_token_id=last)
+        if len(episode.completion_ids) + len(chunk) >= self.budget:
+            episode.ended_by = "token_budget"
+            return
         self._extend(episode, chunk, None)
-        return None
 
     def act(self, turns: Sequence[Turn]) -> list[str | Reply | None]:
         """Generate one turn for every episode in ``turns`` (one generation call)."""
-        replies: list[str | Reply | None] = [None] * len(turns)
-        ready = []
-        for i, turn in enumerate(turns):
-            ended = self._prepare(turn)
-            if ended is None:
-                ready.append(i)
-            else:
-                replies[i] = ended
-        if not ready and not self.always_generate:
-            return replies
-        episodes = [turns[i].episode for i in ready]
+        if not turns and not self.always_generate:
+            return []
+        episodes = [turn.episode for turn in turns]
+        for turn in turns:
+            if id(turn.episode) not in self._inputs:
+                self._start(turn)
         max_new = max((min(self.per_turn, self.budget - len(e.completion_ids)) for e in episodes),
                       default=1)  # fmt: skip
-        samples, logprobs = self.generator.generate(
-            [self._inputs[id(e)] for e in episodes], max_new
-        )
-        for i, episode, sample, scores in zip(ready, episodes, samples, logprobs, strict=True):
+        inputs = [self._inputs[id(e)] for e in episodes]
+        samples, logprobs = self.generator.generate(inputs, max_new)
+        replies: list[str | Reply | None] = []
+        for episode, sample, scores in zip(episodes, samples, logprobs, strict=True):
             room = self.budget - len(episode.completion_ids)
             sample = list(sample[:room])
             self._extend(episode, sample, list(scores[:room]))
@@ -114,7 +114,7 @@ class ModelPolicy:
             details = {"text": text, "reasoning": reasoning, "stopped": stopped}
             # Cut mid-turn by the budget: the turn is recorded but its action is not played.
             cut = len(episode.completion_ids) >= self.budget
-            replies[i] = Reply(action, details, ended_by="token_budget" if cut else None)
+            replies.append(Reply(action, details, ended_by="token_budget" if cut else None))
         return replies
 
 
