@@ -34,7 +34,15 @@ from trl_env.policies import Policy, Reply, Turn
 from trl_env.seeding import seed_to_int
 from trl_env.stepping import EnvOutcome, reset_envs, step_envs
 
-__all__ = ["StepFn", "TurnCallback", "play_episode", "run_episodes"]
+__all__ = [
+    "StepFn",
+    "TurnCallback",
+    "play_episode",
+    "record_agent_turn",
+    "record_reset",
+    "record_step",
+    "run_episodes",
+]
 
 StepFn = Callable[[Sequence[tuple[gym.Env[Any, Any], str]]], list[EnvOutcome]]
 """How a turn's env steps run: :func:`trl_env.stepping.step_envs` or a replacement."""
@@ -86,23 +94,39 @@ def _record_agent(episode: Episode, reply: str | Reply | None) -> Reply:
     return reply
 
 
-def _record_step(
-    playing: _Playing, outcome: EnvOutcome, max_turns: int | None, penalty: float | None, warn: bool
+def record_agent_turn(episode: Episode, action: str, **details: Any) -> None:
+    """Record that the agent played ``action`` (one turn; ``details`` go to the transcript)."""
+    _record_agent(episode, Reply(action, details))
+
+
+def record_step(
+    episode: Episode,
+    outcome: EnvOutcome,
+    *,
+    max_turns: int | None = None,
+    error_penalty: float | None = None,
+    warn: bool = False,
 ) -> None:
-    episode = playing.episode
+    """Record the outcome of an env step in ``episode``: reward, invalid action, transcript, and
+    how the episode ended (the env, ``max_turns``, or an error).
+
+    Loops that are not :func:`run_episodes` (TRL's own tool loop through
+    :class:`trl_env.trl.EnvironmentFactory`) record with this too.
+    """
     if outcome.error is not None:
         if episode.transcript is not None:
             text = f"[environment error: {outcome.error}]"
-            entry = {"role": "env", "text": text, "reward": penalty or 0.0, "error": outcome.error}
-            episode.transcript.append(entry)
-        _end_with_error(episode, "step", outcome.error, penalty, warn)
+            reward = error_penalty or 0.0
+            episode.transcript.append(
+                {"role": "env", "text": text, "reward": reward, "error": outcome.error}
+            )
+        _end_with_error(episode, "step", outcome.error, error_penalty, warn)
         return
     episode.rewards.append(outcome.reward)
     episode.invalid_actions += bool(outcome.info.get("invalid_action", False))
     if episode.transcript is not None:
         entry = {"role": "env", "text": outcome.observation, "reward": outcome.reward}
         episode.transcript.append(entry)
-    playing.observation, playing.info = outcome.observation, outcome.info
     if outcome.terminated or outcome.truncated:
         episode.ended_by = "terminated" if outcome.terminated else "truncated"
         episode.success = is_success(outcome.info, outcome.terminated, outcome.reward)
@@ -110,19 +134,24 @@ def _record_step(
         episode.ended_by = "max_turns"
 
 
+def record_reset(
+    episode: Episode, outcome: EnvOutcome, *, error_penalty: float | None = None, warn: bool = False
+) -> None:
+    """Record the outcome of the env's ``reset`` in ``episode`` (the first transcript entry)."""
+    if outcome.error is not None:
+        if episode.transcript is not None:
+            text = f"[environment error: {outcome.error}]"
+            episode.transcript.append({"role": "env", "text": text, "error": outcome.error})
+        _end_with_error(episode, "reset", outcome.error, error_penalty, warn)
+    elif episode.transcript is not None:
+        episode.transcript.append({"role": "env", "text": outcome.observation})
+
+
 def _reset(games: Sequence[_Playing], penalty: float | None, warn: bool) -> None:
     outcomes = reset_envs([(g.env, seed_to_int(g.episode.task.seed)) for g in games])
     for game, outcome in zip(games, outcomes, strict=True):
-        episode = game.episode
-        if outcome.error is not None:
-            if episode.transcript is not None:
-                text = f"[environment error: {outcome.error}]"
-                episode.transcript.append({"role": "env", "text": text, "error": outcome.error})
-            _end_with_error(episode, "reset", outcome.error, penalty, warn)
-            continue
+        record_reset(game.episode, outcome, error_penalty=penalty, warn=warn)
         game.observation, game.info = outcome.observation, outcome.info
-        if episode.transcript is not None:
-            episode.transcript.append({"role": "env", "text": outcome.observation})
 
 
 def run_episodes(
@@ -174,7 +203,10 @@ def run_episodes(
         outcomes = step([(game.env, action) for game, action in stepping])
         observe = getattr(policy, "observe", None)
         for (game, _), outcome in zip(stepping, outcomes, strict=True):
-            _record_step(game, outcome, max_turns, error_penalty, warn)
+            record_step(
+                game.episode, outcome, max_turns=max_turns, error_penalty=error_penalty, warn=warn
+            )
+            game.observation, game.info = outcome.observation, outcome.info
             if observe is not None and not game.episode.done:
                 observe(game.episode, outcome)
             if on_turn is not None:
