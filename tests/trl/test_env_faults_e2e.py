@@ -21,17 +21,13 @@ import pytest
 pytest.importorskip("trl")
 
 import torch
-from trl import GRPOConfig, GRPOTrainer
+from trl import GRPOTrainer
 
 import trl_env
-from trl_env.spaces import TextSpace
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.usefixtures("silence_trl_experimental"),
-    pytest.mark.filterwarnings(r"ignore:`gradient_checkpointing\w*` is deprecated:FutureWarning"),
-    pytest.mark.filterwarnings(r"ignore:`is_gradient_checkpointing` is deprecated:FutureWarning"),
-]
+# The same marks, single-thread fixture and CPU GRPO settings as the other end-to-end runs.
+from tests.trl.test_train_e2e import grpo_args, one_torch_thread, pytestmark  # noqa: F401
+from trl_env.spaces import TextSpace
 
 # What a broken env returns from its first step (or reset), and a word the error must contain.
 FAULTS: dict[str, tuple[str, Any, str]] = {
@@ -70,14 +66,6 @@ class Faulty(gym.Env[str, str]):
         return "You win.", 1.0, True, False, {"won": True}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Any:
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 @pytest.fixture(scope="module")
 def faulty_ids() -> Any:
     ids = {}
@@ -93,24 +81,6 @@ def faulty_ids() -> Any:
         del gym.registry[env_id]
 
 
-def grpo_args(output_dir: Path, **overrides: Any) -> GRPOConfig:
-    settings: dict[str, Any] = {
-        "output_dir": str(output_dir),
-        "use_cpu": True,
-        "bf16": False,
-        "per_device_train_batch_size": 4,
-        "num_generations": 4,
-        "max_completion_length": 64,
-        "max_steps": 1,
-        "logging_steps": 1,
-        "report_to": "none",
-        "save_strategy": "no",
-        "disable_tqdm": True,
-    }
-    settings.update(overrides)
-    return GRPOConfig(**settings)
-
-
 def test_training_survives_every_env_fault_and_counts_it(
     tiny_model_dir: str, tmp_path: Path, faulty_ids: dict[str, str]
 ) -> None:
@@ -121,7 +91,12 @@ def test_training_survives_every_env_fault_and_counts_it(
         reward_funcs=trl_env.env_reward,
         train_dataset=trl_env.make_dataset(ids, num_tasks=len(ids)),
         rollout_func=rollout,
-        args=grpo_args(tmp_path, per_device_train_batch_size=4 * len(ids)),
+        args=grpo_args(
+            tmp_path,
+            per_device_train_batch_size=4 * len(ids),
+            max_completion_length=64,
+            max_steps=1,
+        ),
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", trl_env.EnvErrorWarning)
@@ -166,7 +141,7 @@ def test_reward_functions_get_the_conversation_as_messages(
         reward_funcs=[trl_env.env_reward, inspect_reward],
         train_dataset=trl_env.make_dataset("TextWordle-v0", num_tasks=4),
         rollout_func=rollout,
-        args=grpo_args(tmp_path, max_completion_length=160),
+        args=grpo_args(tmp_path, max_completion_length=160, max_steps=1),
     )
     assert getattr(trainer.processing_class, "response_template", None) is not None
     processor = rollout.processor_for(trainer.processing_class)

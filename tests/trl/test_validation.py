@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("trl")
 
 import trl_env
-from trl_env.error import TaskSpecError, UsageError
 from trl_env.episode import Task
+from trl_env.error import TaskSpecError, UsageError
 from trl_env.trl import make_dataset, make_environment_factory, make_rollout_func
 from trl_env.trl.tiny import build_tiny_tokenizer
 
@@ -25,9 +25,10 @@ def test_make_dataset_rejects_a_non_text_env_at_once() -> None:
 
 
 def test_make_dataset_checks_kwargs_against_the_constructor() -> None:
-    with pytest.raises(UsageError, match="'max_guess'.*did you mean 'max_guesses'"):
+    with pytest.raises(UsageError, match=r"'max_guess'.*did you mean 'max_guesses'"):
         make_dataset("TextWordle-v0", 4, max_guess=3)
-    assert make_dataset("TextWordle-v0", 2, max_guesses=3)["env_kwargs"][0] == '{"max_guesses": 3}'
+    dataset = make_dataset("TextWordle-v0", 2, max_guesses=3)
+    assert dataset["env_kwargs"][0] == '{"max_guesses": 3}'
 
 
 def test_make_dataset_env_kwargs_keyword_is_explained() -> None:
@@ -82,7 +83,7 @@ def _trainer() -> SimpleNamespace:
 
 
 class OneTurn:
-    def generate(self, inputs, max_new_tokens):  # noqa: ANN001, ANN201
+    def generate(self, inputs, max_new_tokens):
         return [[0] for _ in inputs], [[0.0] for _ in inputs]
 
 
@@ -124,7 +125,7 @@ def test_environment_factory_checks_rows_and_kwargs() -> None:
      (("TextBad-v0", "m:C"), {"kwargs": [1]}, "kwargs must be a dict"),
      (("TextBad-v0", "m:C"), {"max_episode_steps": True}, "max_episode_steps must be")],
 )  # fmt: skip
-def test_register_protocol_env_checks_its_arguments(args, kwargs, message) -> None:  # noqa: ANN001
+def test_register_protocol_env_checks_its_arguments(args, kwargs, message) -> None:
     with pytest.raises(UsageError, match=message):
         trl_env.register_protocol_env(*args, **kwargs)
     assert "TextBad-v0" not in gym.registry

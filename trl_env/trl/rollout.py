@@ -25,7 +25,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -40,7 +39,7 @@ from trl_env.core import TokenProcessor
 from trl_env.episode import Episode, Task
 from trl_env.error import EnvErrorWarning, UsageError
 from trl_env.play import run_episodes
-from trl_env.summary import summarize
+from trl_env.trl._rollout_output import _log_metrics, episodes_to_rollout_output
 from trl_env.trl.generation import Generator, generator_from_trainer
 from trl_env.trl.model_policy import ModelPolicy
 from trl_env.trl.processors import ChatTemplateProcessor
@@ -333,38 +332,6 @@ class EnvRollout:
         return episodes_to_rollout_output(episodes)
 
 
-def episodes_to_rollout_output(episodes: Sequence[Episode]) -> dict[str, list[Any]]:
-    """The dict ``GRPOTrainer`` expects from a ``rollout_func``, plus per-episode extras.
-
-    Extras (one entry per episode, passed to reward functions as keyword arguments):
-    ``episode_return``, ``episode_success``, ``episode_turns``, ``episode_ended_by``,
-    ``episode_ended_by_env``, ``episode_invalid_actions``, ``episode_error`` (``""`` if none),
-    ``episode_transcript`` (JSON), ``episode_messages`` (the conversation as chat messages:
-    env turns as ``user``, the model's replies as ``assistant``), ``env_id``.
-
-    Reward functions should read a multi-turn episode from ``episode_messages`` (or
-    ``episode_transcript``): TRL's own ``completions`` argument is the whole completion decoded
-    as one assistant message (with a ``response_template``, parsed as one reply), so
-    ``completions[i][-1]["content"]`` holds at most the last reply plus template markup.
-    """
-    return {
-        "prompt_ids": [e.prompt_ids for e in episodes],
-        "completion_ids": [e.completion_ids for e in episodes],
-        "logprobs": [e.logprobs for e in episodes],
-        "env_mask": [e.env_mask for e in episodes],
-        "episode_return": [e.episode_return for e in episodes],
-        "episode_success": [e.success for e in episodes],
-        "episode_turns": [e.turns for e in episodes],
-        "episode_ended_by": [e.ended_by or "" for e in episodes],
-        "episode_ended_by_env": [e.ended_by_env for e in episodes],
-        "episode_invalid_actions": [e.invalid_actions for e in episodes],
-        "episode_error": [e.error or "" for e in episodes],
-        "episode_transcript": [json.dumps(e.transcript, ensure_ascii=False) for e in episodes],
-        "episode_messages": [e.messages() for e in episodes],
-        "env_id": [e.env_id for e in episodes],
-    }
-
-
 class _CountingGenerator:
     def __init__(self, inner: Generator) -> None:
         self.inner = inner
@@ -389,24 +356,6 @@ def _process_sync(trainer: Any) -> Callable[[int], int] | None:
         return int(accelerator.gather(count).sum().item())
 
     return total_playing
-
-
-def _log_metrics(trainer: Any, episodes: Sequence[Episode], *, per_env: bool) -> None:
-    log_metric = getattr(trainer, "_log_metric", None)
-    if log_metric is None or not episodes:
-        return
-    groups: dict[str, list[Episode]] = {"env": list(episodes)}
-    if per_env:
-        for env_id in sorted({e.env_id for e in episodes}):
-            groups[f"env/{env_id}"] = [e for e in episodes if e.env_id == env_id]
-    for prefix, group in groups.items():
-        summary = summarize(prefix, group)
-        log_metric(f"{prefix}/success_rate", summary.success_rate)
-        log_metric(f"{prefix}/mean_return", summary.mean_return)
-        log_metric(f"{prefix}/mean_turns", summary.mean_turns)
-        log_metric(f"{prefix}/invalid_action_rate", summary.invalid_action_rate)
-        log_metric(f"{prefix}/ended_by_limit_rate", summary.ended_by_limit_rate)
-        log_metric(f"{prefix}/error_rate", summary.error_rate)
 
 
 def make_rollout_func(

@@ -23,6 +23,7 @@ from trl_env.error import TaskSpecError, UsageError
 
 __all__ = ["TASK_KEY", "Task", "make_dataset", "task_from_prompt"]
 
+
 def task_from_prompt(prompt: Any) -> Task:
     """Recover the :class:`Task` from a prompt made by :func:`make_dataset`.
 
