@@ -178,6 +178,32 @@ def _play_simple(
     return episodes
 
 
+def _play_model(
+    name: str,
+    env_ids: list[str],
+    seeds: list[int],
+    options: ModelOptions,
+    kwargs: dict[str, Any],
+    max_turns: int | None,
+    progress: bool,
+) -> tuple[list[Episode], float]:
+    """Episodes of a model policy (the TRL rollout) and the seconds they took (loading aside)."""
+    _import_bridge()
+    from trl_env.trl.model_policy import load_model_policy, play_model
+
+    model = load_model_policy(name, options)
+    bar = _Progress(len(env_ids) * len(seeds), progress, "episodes")
+    start = time.perf_counter()
+    try:
+        results = play_model(
+            model, env_ids, seeds, options, env_kwargs=kwargs, max_turns=max_turns,
+            on_batch=bar.advance,
+        )  # fmt: skip
+    finally:
+        bar.close()
+    return results, time.perf_counter() - start
+
+
 def _check_arguments(ids: Sequence[str], episodes: int, seed: int) -> None:
     if not ids:
         raise UsageError("give at least one environment ID")
@@ -230,35 +256,22 @@ def evaluate(
     if kind == "oracle":
         _check_oracles(envs)
     seeds = list(range(seed, seed + episodes))
-    start = time.perf_counter()
-    try:
-        if kind == "model":
-            for env in envs.values():  # checked; the rollout makes (and pools) its own
-                env.close()
-            envs.clear()
-            _import_bridge()
-            from trl_env.trl.model_policy import load_model_policy, play_model
-
-            model = load_model_policy(policy, options)
-            bar = _Progress(len(specs) * episodes, progress, "episodes")
-            try:
-                start = time.perf_counter()
-                results = play_model(
-                    model, list(specs), seeds, options, env_kwargs=kwargs,
-                    max_turns=max_turns, on_batch=bar.advance,
-                )  # fmt: skip
-            finally:
-                bar.close()
-        else:
-            bar = _Progress(len(specs) * episodes, progress, next(iter(specs)))
-            try:
-                results = _play_simple(kind, envs, seeds, kwargs, max_turns, bar)
-            finally:
-                bar.close()
-    finally:
-        for env in envs.values():
+    if kind == "model":
+        for env in envs.values():  # checked; the rollout makes (and pools) its own
             env.close()
-    elapsed = time.perf_counter() - start
+        results, elapsed = _play_model(
+            policy, list(specs), seeds, options, kwargs, max_turns, progress
+        )
+    else:
+        bar = _Progress(len(specs) * episodes, progress, next(iter(specs)))
+        start = time.perf_counter()
+        try:
+            results = _play_simple(kind, envs, seeds, kwargs, max_turns, bar)
+        finally:
+            bar.close()
+            for env in envs.values():
+                env.close()
+        elapsed = time.perf_counter() - start
     if not record_transcripts:
         for episode in results:
             episode.transcript = None
