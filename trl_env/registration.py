@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -83,6 +84,8 @@ def _check_registration(id: Any, entry_point: Any, kwargs: Any, max_episode_step
         isinstance(kwargs, Mapping) and all(isinstance(key, str) for key in kwargs)
     ):
         raise UsageError(f"kwargs must be a dict of constructor arguments, got {kwargs!r:.80}")
+    if kwargs and callable(entry_point):
+        _check_constructor_kwargs(entry_point, kwargs)
     if max_episode_steps is not None and (
         isinstance(max_episode_steps, bool)
         or not isinstance(max_episode_steps, int)
@@ -90,4 +93,21 @@ def _check_registration(id: Any, entry_point: Any, kwargs: Any, max_episode_step
     ):
         raise UsageError(
             f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}"
+        )
+
+
+def _check_constructor_kwargs(entry_point: Callable[..., Any], kwargs: Mapping[str, Any]) -> None:
+    try:
+        parameters = inspect.signature(entry_point).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to check
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    accepted = {p.name for p in parameters if p.kind is not inspect.Parameter.VAR_POSITIONAL}
+    unknown = sorted(set(kwargs) - accepted)
+    if unknown:
+        name = getattr(entry_point, "__name__", repr(entry_point))
+        raise UsageError(
+            f"kwargs: {name} does not accept {', '.join(map(repr, unknown))}; its constructor "
+            f"takes {', '.join(sorted(accepted)) or 'no arguments'}"
         )

@@ -117,13 +117,29 @@ def test_environment_factory_checks_rows_and_kwargs() -> None:
         env.reset(env_id="this:TextWordle-v0", seed="1")
 
 
+class Parrot:
+    """A protocol env whose constructor takes ``word`` only."""
+
+    last_step_reward, alive = 0.0, False
+
+    def __init__(self, word: str = "hi") -> None:
+        self.word = word
+
+    def reset(self, seed: str) -> str:
+        return "Say it."
+
+    def step(self, action: str) -> str:
+        return "Bye."
+
+
 @pytest.mark.parametrize(
     ("args", "kwargs", "message"),
     [(("TextBad-v0", 42), {}, "entry_point must be a protocol env class"),
      (("TextBad-v0", "no_colon"), {}, "must be 'package.module:ClassName'"),
      ((42, "m:C"), {}, "id must be a gymnasium ID string"),
      (("TextBad-v0", "m:C"), {"kwargs": [1]}, "kwargs must be a dict"),
-     (("TextBad-v0", "m:C"), {"max_episode_steps": True}, "max_episode_steps must be")],
+     (("TextBad-v0", "m:C"), {"max_episode_steps": True}, "max_episode_steps must be"),
+     (("TextBad-v0", Parrot), {"kwargs": {"volume": 3}}, "Parrot does not accept 'volume'")],
 )  # fmt: skip
 def test_register_protocol_env_checks_its_arguments(args, kwargs, message) -> None:
     with pytest.raises(UsageError, match=message):
