@@ -165,3 +165,20 @@ def test_catalogue_oracle_wins_through_the_loop() -> None:
     assert episode.episode_return == pytest.approx(sum(episode.rewards))
     messages = episode.messages()
     assert messages[0]["role"] == "user" and messages[1]["role"] == "assistant"
+
+
+def test_a_replacement_step_function_runs_every_env_step() -> None:
+    """The one place env steps run can be replaced (a per-step timeout, a worker pool)."""
+    from trl_env.stepping import EnvOutcome
+
+    calls: list[int] = []
+
+    def timing_out(steps: list[tuple[gym.Env[str, str], str]]) -> list[EnvOutcome]:
+        calls.append(len(steps))
+        return [EnvOutcome(error="step() timed out after 5 s") for _ in steps]
+
+    envs = [gym.make("TextGuessNumber-v0") for _ in range(3)]
+    episodes = [Episode(Task("TextGuessNumber-v0", str(i))) for i in range(3)]
+    run_episodes(episodes, envs, OraclePolicy(), step=timing_out)
+    assert calls == [3]  # one call per turn, with every playing episode's (env, action)
+    assert all(e.ended_by == "error" and "timed out" in (e.error or "") for e in episodes)

@@ -38,7 +38,8 @@ from trl_env._checks import check_task_source
 from trl_env.core import TokenProcessor
 from trl_env.episode import Episode, Task
 from trl_env.error import EnvErrorWarning, UsageError
-from trl_env.play import run_episodes
+from trl_env.play import StepFn, run_episodes
+from trl_env.stepping import step_envs
 from trl_env.trl._rollout_output import _log_metrics, episodes_to_rollout_output
 from trl_env.trl.generation import Generator, generator_from_trainer
 from trl_env.trl.model_policy import ModelPolicy
@@ -175,6 +176,7 @@ def play_episodes(
     max_completion_length: int,
     pool: _EnvPool | None = None,
     sync: Callable[[int], int] | None = None,
+    step: StepFn = step_envs,
 ) -> list[Episode]:
     """Play one episode per task, all together, one batched generation call per turn.
 
@@ -193,6 +195,8 @@ def play_episodes(
         pool: Env instances to reuse (a fresh pool if ``None``).
         sync: In distributed runs, maps this process's number of playing episodes to the number
             across all processes, so every process makes the same number of generation calls.
+        step: Runs one turn's env steps (default :func:`trl_env.stepping.step_envs`; a per-step
+            timeout or a worker pool replaces it).
 
     Returns:
         The episodes, in the order of ``tasks``; every completion is non-empty.
@@ -217,6 +221,7 @@ def play_episodes(
             error_penalty=config.env_error_penalty,
             warn=True,
             sync=sync,
+            step=step,
         )
     finally:
         for episode, env in zip(episodes, envs, strict=True):
