@@ -91,8 +91,15 @@ class TokenProcessor(Processor, Protocol):
             otherwise be empty.
     """
 
-    eos_token_ids: Set[int]
-    end_of_turn_id: int
+    @property
+    def eos_token_ids(self) -> Set[int]:
+        """Token ids that end a model turn."""
+        ...
+
+    @property
+    def end_of_turn_id(self) -> int:
+        """The id that closes a turn."""
+        ...
 
     def initial_prompt_ids(self, system: str | None, first_user_message: str) -> list[int]:
         """Token ids of an episode's prompt: optional system message, the env's first message,

@@ -55,7 +55,8 @@ class _Playing:
 
     def __init__(self, episode: Episode, env: gym.Env[str, str]) -> None:
         self.episode, self.env = episode, env
-        self.observation, self.info = "", {}
+        self.observation: str = ""
+        self.info: dict[str, Any] = {}
 
     def turn(self) -> Turn:
         return Turn(self.env, self.episode, self.observation, self.info)

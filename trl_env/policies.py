@@ -135,7 +135,7 @@ def oracle_action(env: gym.Env[str, str]) -> str:
         return str(oracle())
     legacy = _legacy_policy(env, "oracle")  # TEMPORARY: see trl_env/_legacy_policies.py
     if legacy is not None:
-        return str(legacy(env, {}, None))
+        return str(legacy(env, {}, np.random.default_rng(0)))  # an oracle draws nothing
     from trl_env.error import NoOracleError
 
     name = env.spec.id if env.spec is not None else type(game).__name__

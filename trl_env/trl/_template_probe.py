@@ -5,8 +5,9 @@ tokenising a chunk on its own match tokenising it in context."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import TemplateError
 
@@ -45,6 +46,25 @@ class _TemplateProbe:
 
     tokenizer: Any
     thinking_markers: tuple[str, str] | None
+
+    if TYPE_CHECKING:  # set or defined by ChatTemplateProcessor, which this mixin is part of
+        _added_pattern: re.Pattern[str] | None
+        _assistant_body: str
+        _content_prefix: str
+        _structural_text: list[str]
+        _structural_tokens: frozenset[str]
+        end_of_turn_token: str
+        eos_token_ids: frozenset[int]
+        turn_prefix: str
+        turn_suffix: str
+
+        def _message(self, role: str, content: str, **extra: Any) -> dict[str, Any]: ...
+        def _render_raw(
+            self, messages: Sequence[Mapping[str, Any]], add_generation_prompt: bool
+        ) -> str: ...
+        def _opening(self, system: str | None, first_user_message: str) -> list[dict[str, Any]]: ...
+        def _chunk_text(self, message: str) -> str: ...
+        def _chunk_ids(self, message: str) -> list[int]: ...
 
     def _needs_structured_content(self) -> bool:
         plain = self._render_raw([{"role": "user", "content": _USER_1}], True)
@@ -214,7 +234,7 @@ class _TemplateProbe:
         # only these, without losing any of the model's text.
         body = self._assistant_body.replace(_REASONING, " ").replace(_ASSISTANT_1, " ")
         # ...and the added tokens it writes there (GPT-OSS's <|channel|>, <|message|>, ...).
-        self._structural_tokens: frozenset[str] = frozenset(
+        self._structural_tokens = frozenset(
             self._added_pattern.findall(body) if self._added_pattern is not None else ()
         )
         if self._added_pattern is not None:
