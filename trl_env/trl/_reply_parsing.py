@@ -4,9 +4,8 @@ parsing half of :class:`trl_env.trl.ChatTemplateProcessor`."""
 from __future__ import annotations
 
 import collections
-import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+
+from trl_env.trl._processor_state import _ProcessorState
 
 __all__ = ["split_reasoning"]
 
@@ -72,31 +71,9 @@ def split_reasoning(
     return inside[:end].strip(), (before + inside[end + len(close_marker) :]).strip()
 
 
-class _ReplyParsing:
+class _ReplyParsing(_ProcessorState):
     """The parsing half of :class:`~trl_env.trl.ChatTemplateProcessor` (a mixin: it reads the
     processor's attributes)."""
-
-    tokenizer: Any
-    thinking_markers: tuple[str, str] | None
-
-    if TYPE_CHECKING:  # set or defined by ChatTemplateProcessor, which this mixin is part of
-        _added_pattern: re.Pattern[str] | None
-        _assistant_body: str
-        _content_prefix: str
-        _structural_text: list[str]
-        _structural_tokens: frozenset[str]
-        end_of_turn_token: str
-        eos_token_ids: frozenset[int]
-        turn_prefix: str
-        turn_suffix: str
-
-        def _message(self, role: str, content: str, **extra: Any) -> dict[str, Any]: ...
-        def _render_raw(
-            self, messages: Sequence[Mapping[str, Any]], add_generation_prompt: bool
-        ) -> str: ...
-        def _opening(self, system: str | None, first_user_message: str) -> list[dict[str, Any]]: ...
-        def _chunk_text(self, message: str) -> str: ...
-        def _chunk_ids(self, message: str) -> list[int]: ...
 
     def parse_agent_output(self, completion: str) -> tuple[str, str]:
         """Split a model completion into ``(reasoning, action)``. Never raises.

@@ -5,11 +5,11 @@ tokenising a chunk on its own match tokenising it in context."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
 
 from jinja2 import TemplateError
+
+from trl_env.trl._processor_state import _ProcessorState
 
 __all__: list[str] = []
 
@@ -40,31 +40,9 @@ _TRANSFORMS: tuple[tuple[str, Callable[[str], str]], ...] = (
 )
 
 
-class _TemplateProbe:
+class _TemplateProbe(_ProcessorState):
     """The derivation half of :class:`~trl_env.trl.ChatTemplateProcessor` (a mixin: it reads
     and sets the processor's attributes)."""
-
-    tokenizer: Any
-    thinking_markers: tuple[str, str] | None
-
-    if TYPE_CHECKING:  # set or defined by ChatTemplateProcessor, which this mixin is part of
-        _added_pattern: re.Pattern[str] | None
-        _assistant_body: str
-        _content_prefix: str
-        _structural_text: list[str]
-        _structural_tokens: frozenset[str]
-        end_of_turn_token: str
-        eos_token_ids: frozenset[int]
-        turn_prefix: str
-        turn_suffix: str
-
-        def _message(self, role: str, content: str, **extra: Any) -> dict[str, Any]: ...
-        def _render_raw(
-            self, messages: Sequence[Mapping[str, Any]], add_generation_prompt: bool
-        ) -> str: ...
-        def _opening(self, system: str | None, first_user_message: str) -> list[dict[str, Any]]: ...
-        def _chunk_text(self, message: str) -> str: ...
-        def _chunk_ids(self, message: str) -> list[int]: ...
 
     def _needs_structured_content(self) -> bool:
         plain = self._render_raw([{"role": "user", "content": _USER_1}], True)
