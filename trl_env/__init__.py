@@ -20,19 +20,28 @@ import importlib as _importlib
 from typing import Any as _Any
 
 from trl_env.adapters import GymnasiumToProtocol, ProtocolToGymnasium, is_text_space
-from trl_env.core import Action, Delta, Env, Language, Processor, Seed
+from trl_env.core import Action, Delta, Env, Language, Processor, Seed, TokenProcessor
 from trl_env.envs import REGISTRY, register_envs
+from trl_env.episode import Episode, Task, is_success
 from trl_env.error import (
+    EnvErrorWarning,
     EpisodeOverError,
     Error,
     InvalidSpaceError,
     MissingExtraError,
+    NoOracleError,
     NotATextEnvError,
     TaskSpecError,
+    TextEnvCheckError,
+    UsageError,
 )
+from trl_env.play import play_episode, run_episodes
+from trl_env.policies import FunctionPolicy, OraclePolicy, Policy, RandomPolicy, Reply, Turn
 from trl_env.registration import register_protocol_env
 from trl_env.seeding import seed_to_int
 from trl_env.spaces import TextSpace
+from trl_env.stepping import EnvOutcome, reset_envs, step_envs
+from trl_env.summary import EnvSummary, summarize
 
 __version__ = "0.2.0"
 
@@ -55,29 +64,50 @@ __all__ = [
     "ChatTemplateProcessor",
     "Delta",
     "Env",
+    "EnvErrorWarning",
+    "EnvOutcome",
+    "EnvSummary",
     "EnvironmentFactory",
+    "Episode",
     "EpisodeOverError",
     "Error",
+    "FunctionPolicy",
     "GymnasiumToProtocol",
     "InvalidSpaceError",
     "Language",
     "MissingExtraError",
+    "NoOracleError",
     "NotATextEnvError",
+    "OraclePolicy",
+    "Policy",
     "Processor",
     "ProtocolToGymnasium",
+    "RandomPolicy",
+    "Reply",
     "Seed",
+    "Task",
     "TaskSpecError",
+    "TextEnvCheckError",
     "TextSpace",
+    "TokenProcessor",
+    "Turn",
+    "UsageError",
     "__version__",
     "env_reward",
     "env_success",
+    "is_success",
     "is_text_space",
     "make_dataset",
     "make_environment_factory",
     "make_rollout_func",
+    "play_episode",
     "register_envs",
     "register_protocol_env",
+    "reset_envs",
+    "run_episodes",
     "seed_to_int",
+    "step_envs",
+    "summarize",
 ]
 
 

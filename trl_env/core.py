@@ -23,9 +23,10 @@ structure, not inheritance:
 
 from __future__ import annotations
 
+from collections.abc import Sequence, Set
 from typing import Protocol, TypeAlias, runtime_checkable
 
-__all__ = ["Action", "Delta", "Env", "Language", "Processor", "Seed"]
+__all__ = ["Action", "Delta", "Env", "Language", "Processor", "Seed", "TokenProcessor"]
 
 Action: TypeAlias = str
 """What the agent does: the action text parsed out of a model completion."""
@@ -72,4 +73,44 @@ class Processor(Protocol):
 
     def parse_agent_output(self, completion: str) -> tuple[str, Action]:
         """Split a model completion into ``(reasoning, action)``."""
+        ...
+
+
+@runtime_checkable
+class TokenProcessor(Processor, Protocol):
+    """A :class:`Processor` that also works in token ids: what the token-exact rollout needs.
+
+    The rollout builds each episode's token stream as ``initial_prompt_ids(...)``, then the ids
+    the model sampled, then ``env_turn_ids(...)`` for each env reply, and so on; it never
+    re-tokenises the conversation. :class:`trl_env.trl.ChatTemplateProcessor` implements it for
+    any tokenizer with a chat template.
+
+    Attributes:
+        eos_token_ids: Token ids that end a model turn (generation stops on any of them).
+        end_of_turn_id: The id that closes a turn; closes an episode's completion that would
+            otherwise be empty.
+    """
+
+    @property
+    def eos_token_ids(self) -> Set[int]:
+        """Token ids that end a model turn."""
+        ...
+
+    @property
+    def end_of_turn_id(self) -> int:
+        """The id that closes a turn."""
+        ...
+
+    def initial_prompt_ids(self, system: str | None, first_user_message: str) -> list[int]:
+        """Token ids of an episode's prompt: optional system message, the env's first message,
+        and the generation prompt."""
+        ...
+
+    def env_turn_ids(self, user_message: str, *, last_token_id: int | None = None) -> list[int]:
+        """Token ids of an env reply, to append right after the ids the model sampled (ending
+        with the next generation prompt); ``last_token_id`` is the last sampled id."""
+        ...
+
+    def decode(self, token_ids: Sequence[int]) -> str:
+        """The text of sampled ids, special tokens kept (for :meth:`parse_agent_output`)."""
         ...

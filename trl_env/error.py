@@ -1,14 +1,52 @@
-"""Errors raised by trl-env. Every message says what to do about it."""
+"""Every error and warning class of trl-env, in one place. Every message says what to do about it.
+
+The hierarchy (catch :class:`Error` to catch anything trl-env raises on purpose)::
+
+    Exception
+    ├── Error                              base class of every trl-env error
+    │   ├── EpisodeOverError               step() after the episode ended (also a
+    │   │                                  gymnasium.error.ResetNeeded and a RuntimeError)
+    │   ├── NotATextEnvError               an env without string spaces (also a TypeError)
+    │   ├── InvalidSpaceError              a value that does not fit a text space (ValueError)
+    │   ├── TaskSpecError                  a prompt/dataset row that names no valid task
+    │   │                                  (ValueError)
+    │   ├── UsageError                     a wrong argument or option; says what to pass
+    │   │   │                              instead (ValueError)
+    │   │   └── NoOracleError              the oracle policy for an env that has none
+    │   ├── MissingExtraError              an optional dependency group is not installed
+    │   │                                  (ImportError)
+    │   └── TextEnvCheckError              an env breaks a rule of check_text_env
+    │                                      (AssertionError)
+    └── Warning
+        └── RuntimeWarning
+            └── EnvErrorWarning            an env raised or returned a malformed value during
+                                           an episode; that episode ended, the batch went on
+
+``EpisodeOverError`` is the one type for "step after the episode ended": it subclasses
+gymnasium's :class:`gymnasium.error.ResetNeeded`, so code written for gymnasium catches it too.
+
+Example:
+    >>> import gymnasium as gym
+    >>> from trl_env.error import EpisodeOverError
+    >>> issubclass(EpisodeOverError, gym.error.ResetNeeded)
+    True
+"""
 
 from __future__ import annotations
 
+import gymnasium as gym
+
 __all__ = [
+    "EnvErrorWarning",
     "EpisodeOverError",
     "Error",
     "InvalidSpaceError",
     "MissingExtraError",
+    "NoOracleError",
     "NotATextEnvError",
     "TaskSpecError",
+    "TextEnvCheckError",
+    "UsageError",
 ]
 
 
@@ -16,8 +54,12 @@ class Error(Exception):
     """Base class of every trl-env error."""
 
 
-class EpisodeOverError(Error, RuntimeError):
-    """``step`` was called on an environment whose episode has ended; call ``reset`` first."""
+class EpisodeOverError(Error, gym.error.ResetNeeded, RuntimeError):
+    """``step`` was called on an environment whose episode has ended; call ``reset`` first.
+
+    Also a :class:`gymnasium.error.ResetNeeded` (gymnasium's own type for this) and, as before,
+    a :class:`RuntimeError`.
+    """
 
 
 class NotATextEnvError(Error, TypeError):
@@ -32,6 +74,14 @@ class TaskSpecError(Error, ValueError):
     """A task prompt or dataset row does not identify a registered environment task."""
 
 
+class UsageError(Error, ValueError):
+    """An argument or option is wrong; the message says what to pass instead."""
+
+
+class NoOracleError(UsageError):
+    """The ``oracle`` policy was asked for an environment that has no oracle."""
+
+
 class MissingExtraError(Error, ImportError):
     """An optional dependency group is not installed."""
 
@@ -41,3 +91,23 @@ class MissingExtraError(Error, ImportError):
             f'Install it with: pip install "trl-env[{extra}]"'
         )
         self.extra = extra
+
+
+class TextEnvCheckError(Error, AssertionError):
+    """A text environment breaks one of the rules of :func:`trl_env.utils.check_text_env`.
+
+    Attributes:
+        rule: The name of the rule (see :func:`trl_env.utils.check_text_env`).
+    """
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(f"[{rule}] {message}")
+        self.rule = rule
+
+
+class EnvErrorWarning(RuntimeWarning):
+    """An environment raised, or returned a malformed value, during an episode.
+
+    That episode was ended with the rollout's ``env_error_penalty`` and the error recorded in its
+    transcript and metrics; the rest of the batch went on.
+    """

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
 
 from trl_env.core import Env
+from trl_env.error import UsageError
 
 __all__ = ["register_protocol_env"]
 
@@ -52,6 +54,7 @@ def register_protocol_env(
         >>> env.step("hi")[1]
         1.0
     """
+    _check_registration(id, entry_point, kwargs, max_episode_steps)
     gym.register(
         id=id,
         entry_point="trl_env.adapters:ProtocolToGymnasium",
@@ -59,3 +62,52 @@ def register_protocol_env(
         max_episode_steps=max_episode_steps,
         **register_kwargs,
     )
+
+
+def _check_registration(id: Any, entry_point: Any, kwargs: Any, max_episode_steps: Any) -> None:
+    """Fail now, naming the argument, rather than at the first ``gym.make``."""
+    if not isinstance(id, str) or not id:
+        raise UsageError(f"id must be a gymnasium ID string like 'TextMyGame-v0', got {id!r}")
+    if isinstance(entry_point, str):
+        module, sep, attr = entry_point.partition(":")
+        if not (module and sep and attr):
+            raise UsageError(
+                f"entry_point {entry_point!r} must be 'package.module:ClassName' (or the class "
+                "itself)"
+            )
+    elif not callable(entry_point):
+        raise UsageError(
+            f"entry_point must be a protocol env class, a factory, or its 'module:attr' path, "
+            f"got {entry_point!r:.80} ({type(entry_point).__name__})"
+        )
+    if kwargs is not None and not (
+        isinstance(kwargs, Mapping) and all(isinstance(key, str) for key in kwargs)
+    ):
+        raise UsageError(f"kwargs must be a dict of constructor arguments, got {kwargs!r:.80}")
+    if kwargs and callable(entry_point):
+        _check_constructor_kwargs(entry_point, kwargs)
+    if max_episode_steps is not None and (
+        isinstance(max_episode_steps, bool)
+        or not isinstance(max_episode_steps, int)
+        or max_episode_steps < 1
+    ):
+        raise UsageError(
+            f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}"
+        )
+
+
+def _check_constructor_kwargs(entry_point: Callable[..., Any], kwargs: Mapping[str, Any]) -> None:
+    try:
+        parameters = inspect.signature(entry_point).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to check
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    accepted = {p.name for p in parameters if p.kind is not inspect.Parameter.VAR_POSITIONAL}
+    unknown = sorted(set(kwargs) - accepted)
+    if unknown:
+        name = getattr(entry_point, "__name__", repr(entry_point))
+        raise UsageError(
+            f"kwargs: {name} does not accept {', '.join(map(repr, unknown))}; its constructor "
+            f"takes {', '.join(sorted(accepted)) or 'no arguments'}"
+        )

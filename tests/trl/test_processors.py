@@ -561,3 +561,28 @@ def test_tiny_model_with_another_template(tmp_path):
 def test_load_rejects_a_missing_path(tmp_path):
     with pytest.raises(FileNotFoundError, match="build_tiny_model"):
         load_model_and_tokenizer(tmp_path / "does" / "not" / "exist")
+
+
+def test_chat_template_processor_implements_the_token_processor_protocol() -> None:
+    """The rollout is typed on trl_env.TokenProcessor; the concrete processor satisfies it, and a
+    processor without the token-level methods does not."""
+    import trl_env
+    from trl_env.trl.tiny import build_tiny_tokenizer
+
+    processor = ChatTemplateProcessor(build_tiny_tokenizer("qwen3"))
+    assert isinstance(processor, trl_env.TokenProcessor)
+    ids = processor.env_turn_ids("hi", last_token_id=processor.end_of_turn_id)
+    assert processor.decode(ids) == processor.tokenizer.decode(ids, skip_special_tokens=False)
+
+    class TextOnly:
+        def init_system_input(self, prompt: str) -> str:
+            return prompt
+
+        def append_user_input(self, prompt: str) -> str:
+            return prompt
+
+        def parse_agent_output(self, completion: str) -> tuple[str, str]:
+            return "", completion
+
+    assert isinstance(TextOnly(), trl_env.Processor)
+    assert not isinstance(TextOnly(), trl_env.TokenProcessor)

@@ -423,7 +423,7 @@ def test_task_round_trip_and_dataset() -> None:
 
 
 def test_make_dataset_errors() -> None:
-    with pytest.raises(gym.error.NameNotFound, match="Did you mean"):
+    with pytest.raises(trl_env.error.UsageError, match="Did you mean"):
         make_dataset("TextWordel-v0", 2)
     with pytest.raises(ValueError, match="num_tasks"):
         make_dataset("TextWordle-v0", 0)

@@ -4,21 +4,20 @@ Needs ``pip install "trl-env[trl]"``. Everything here is also served from the to
 package (``trl_env.make_rollout_func`` ...), imported on first use.
 """
 
-from __future__ import annotations
-
-from trl_env.error import MissingExtraError
+from trl_env.error import MissingExtraError as _MissingExtraError
 
 try:
-    import torch  # noqa: F401
-    import transformers  # noqa: F401
-    import trl  # noqa: F401
+    import torch as _torch  # noqa: F401
+    import transformers as _transformers  # noqa: F401
+    import trl as _trl  # noqa: F401
 except ImportError as _error:  # pragma: no cover - exercised only without the extra
-    raise MissingExtraError(
+    raise _MissingExtraError(
         "trl", "trl_env.trl (the GRPOTrainer bridge)", _error.name or "trl"
     ) from None
 
 from trl_env.trl.environment_factory import EnvironmentFactory, make_environment_factory
 from trl_env.trl.generation import Generator, TransformersGenerator, VLLMGenerator
+from trl_env.trl.model_policy import ModelPolicy
 from trl_env.trl.processors import ChatTemplateProcessor
 from trl_env.trl.rewards import env_reward, env_success
 from trl_env.trl.rollout import (
@@ -41,6 +40,7 @@ __all__ = [
     "EnvironmentFactory",
     "Episode",
     "Generator",
+    "ModelPolicy",
     "RolloutConfig",
     "Task",
     "TransformersGenerator",

@@ -25,19 +25,26 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import json
-import warnings
+import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any
 
 import gymnasium as gym
 
-from trl_env.seeding import seed_to_int
+from trl_env._checks import check_task_source
+from trl_env.core import TokenProcessor
+from trl_env.episode import Episode, Task
+from trl_env.error import EnvErrorWarning, UsageError
+from trl_env.play import StepFn, run_episodes
+from trl_env.stepping import step_envs
+from trl_env.trl._rollout_output import _log_metrics, episodes_to_rollout_output
 from trl_env.trl.generation import Generator, generator_from_trainer
+from trl_env.trl.model_policy import ModelPolicy
 from trl_env.trl.processors import ChatTemplateProcessor
-from trl_env.trl.tasks import Task, task_from_prompt
+from trl_env.trl.tasks import task_from_prompt
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
@@ -60,10 +67,6 @@ _AGGREGATIONS: dict[str, Callable[[Sequence[float]], float]] = {
     "last": lambda rewards: float(rewards[-1]) if rewards else 0.0,
     "max": lambda rewards: float(max(rewards)) if rewards else 0.0,
 }
-
-
-class EnvErrorWarning(RuntimeWarning):
-    """An environment raised during an episode; that episode was ended and the batch went on."""
 
 
 @dataclass
@@ -105,17 +108,40 @@ class RolloutConfig:
             "help": "Log env/success_rate, env/mean_turns, ... through the trainer's logging."
         },
     )
+    trust_tasks: bool = field(
+        default=False,
+        metadata={
+            "help": "Let dataset rows name 'module:EnvId' (importing that module) and pass any "
+            "gym.make kwargs. By default a row may only name a registered ID and the kwargs its "
+            "env's constructor accepts."
+        },
+    )
 
     def __post_init__(self) -> None:
         for name in ("max_turns", "max_new_tokens_per_turn", "max_completion_length"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be a positive int or None, got {value!r}")
-        if (
-            isinstance(self.reward_aggregation, str)
-            and self.reward_aggregation not in _AGGREGATIONS
-        ):
-            raise ValueError(
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 1):  # fmt: skip
+                raise UsageError(
+                    f"{name} must be a positive int or None, got {value!r}: pass for example "
+                    f"make_rollout_func({name}=8)"
+                )
+        if self.system_prompt is not None and not isinstance(self.system_prompt, str):
+            raise UsageError(
+                f"system_prompt must be a str or None (no system message), got "
+                f"{self.system_prompt!r:.80}"
+            )
+        penalty = self.env_error_penalty
+        if isinstance(penalty, bool) or not isinstance(penalty, Real) or not math.isfinite(penalty):
+            raise UsageError(
+                f"env_error_penalty must be a finite number (the reward of an episode whose env "
+                f"failed, e.g. -1.0), got {penalty!r}"
+            )
+        for name in ("log_metrics", "trust_tasks"):
+            if not isinstance(getattr(self, name), bool):
+                raise UsageError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if not callable(self.reward_aggregation) and (self.reward_aggregation not in _AGGREGATIONS):
+            raise UsageError(
                 f"reward_aggregation must be one of {sorted(_AGGREGATIONS)} or a callable, "
                 f"got {self.reward_aggregation!r}"
             )
@@ -125,42 +151,6 @@ class RolloutConfig:
         if callable(self.reward_aggregation):
             return float(self.reward_aggregation(rewards))
         return _AGGREGATIONS[self.reward_aggregation](rewards)
-
-
-@dataclass
-class Episode:
-    """One played episode: its token stream and what happened.
-
-    ``ended_by`` is ``"terminated"`` or ``"truncated"`` when the env ended it, ``"max_turns"`` or
-    ``"token_budget"`` when a limit of the rollout did, and ``"error"`` when the env raised.
-    """
-
-    task: Task
-    prompt_ids: list[int] = field(default_factory=list)
-    completion_ids: list[int] = field(default_factory=list)
-    env_mask: list[int] = field(default_factory=list)
-    logprobs: list[float] = field(default_factory=list)
-    rewards: list[float] = field(default_factory=list)
-    turns: int = 0
-    invalid_actions: int = 0
-    success: bool = False
-    ended_by: str | None = None
-    error: str | None = None
-    transcript: list[dict[str, Any]] = field(default_factory=list)
-    episode_return: float = 0.0
-    # The model's input so far (prompt + completion), extended in place so no turn copies history.
-    _input_ids: list[int] = field(default_factory=list, repr=False)
-    _env: Any = field(default=None, repr=False)
-
-    @property
-    def done(self) -> bool:
-        """Whether the episode has ended."""
-        return self.ended_by is not None
-
-    @property
-    def ended_by_env(self) -> bool:
-        """Whether the env (not a rollout limit or an error) ended the episode."""
-        return self.ended_by in ("terminated", "truncated")
 
 
 class _EnvPool:
@@ -177,166 +167,85 @@ class _EnvPool:
         self._free[(task.env_id, task.kwargs_key)].append(env)
 
 
-def _success(info: dict[str, Any], terminated: bool, reward: float) -> bool:
-    # Envs that know what winning is say so; otherwise a positive final reward on termination.
-    for key in ("won", "success", "is_success"):
-        if key in info:
-            return bool(info[key])
-    return bool(terminated and reward > 0)
-
-
 def play_episodes(
     tasks: Sequence[Task],
     generator: Generator,
-    processor: ChatTemplateProcessor,
+    processor: TokenProcessor,
     config: RolloutConfig,
     *,
     max_completion_length: int,
     pool: _EnvPool | None = None,
     sync: Callable[[int], int] | None = None,
+    step: StepFn = step_envs,
 ) -> list[Episode]:
     """Play one episode per task, all together, one batched generation call per turn.
+
+    The loop is :func:`trl_env.play.run_episodes` with a :class:`~trl_env.trl.model_policy.
+    ModelPolicy`; env calls go through :func:`trl_env.stepping.step_envs`, so an env that raises
+    or returns a malformed value ends only its own episode (``ended_by="error"``, the reward
+    ``env_error_penalty``, an :class:`~trl_env.error.EnvErrorWarning`).
 
     Args:
         tasks: The episodes to play (repeat a task to play the same game several times).
         generator: The generation backend.
-        processor: Renders prompts and environment turns as token ids and parses actions.
+        processor: Renders prompts and environment turns as token ids and parses actions (any
+            :class:`trl_env.core.TokenProcessor`).
         config: Rollout settings.
         max_completion_length: Token budget of each episode's completion.
         pool: Env instances to reuse (a fresh pool if ``None``).
         sync: In distributed runs, maps this process's number of playing episodes to the number
             across all processes, so every process makes the same number of generation calls.
+        step: Runs one turn's env steps (default :func:`trl_env.stepping.step_envs`; a per-step
+            timeout or a worker pool replaces it).
 
     Returns:
         The episodes, in the order of ``tasks``; every completion is non-empty.
     """
     pool = pool or _EnvPool()
-    tokenizer = processor.tokenizer
-    eos_ids = processor.eos_token_ids
-    episodes = [Episode(task=task) for task in tasks]
-    prompt_cache: dict[str, list[int]] = {}
-    for episode in episodes:
-        task = episode.task
-        episode._env = env = pool.acquire(task)
-        try:
-            observation, _ = env.reset(seed=seed_to_int(task.seed))
-        except Exception as error:  # a broken env ends only its episode
-            _record_error(episode, config, "reset", error)
-            observation = f"[environment error: {type(error).__name__}]"
-        episode.transcript.append({"role": "env", "text": observation})
-        # Copies of a task share their first observation: tokenise it once.
-        if observation not in prompt_cache:
-            prompt_cache[observation] = processor.initial_prompt_ids(
-                config.system_prompt, observation
-            )
-        episode.prompt_ids = prompt_cache[observation]
-        episode._input_ids = list(episode.prompt_ids)
-
-    per_turn = config.max_new_tokens_per_turn or max_completion_length
-    while True:
-        playing = [e for e in episodes if not e.done]
-        if (sync(len(playing)) if sync else len(playing)) == 0:
-            break
-        max_new = max(
-            (min(per_turn, max_completion_length - len(e.completion_ids)) for e in playing),
-            default=1,
+    episodes = [Episode(task) for task in tasks]
+    envs = [pool.acquire(task) for task in tasks]
+    policy = ModelPolicy(
+        generator,
+        processor,
+        system_prompt=config.system_prompt,
+        max_completion_length=max_completion_length,
+        max_new_tokens_per_turn=config.max_new_tokens_per_turn,
+        always_generate=sync is not None,
+    )
+    try:
+        run_episodes(
+            episodes,
+            envs,
+            policy,
+            max_turns=config.max_turns,
+            error_penalty=config.env_error_penalty,
+            warn=True,
+            sync=sync,
+            step=step,
         )
-        samples, sample_logprobs = generator.generate([e._input_ids for e in playing], max_new)
-        for episode, sample, logprobs in zip(playing, samples, sample_logprobs, strict=True):
-            room = max_completion_length - len(episode.completion_ids)
-            _take_model_turn(episode, sample[:room], logprobs[:room], tokenizer, processor, eos_ids)
-            if len(episode.completion_ids) >= max_completion_length:
-                episode.ended_by = "token_budget"  # cut mid-turn: the action is not played
-                continue
-            _take_env_turn(episode, config, processor, max_completion_length)
-
+    finally:
+        for episode, env in zip(episodes, envs, strict=True):
+            if episode.error is None and episode.done:
+                pool.release(episode.task, env)
+            else:  # an env that failed may be in any state: never hand it to another episode
+                with contextlib.suppress(Exception):
+                    env.close()
     for episode in episodes:
-        if not episode.completion_ids:
-            # TRL cannot train on an empty completion: close the turn with an env-masked EOS.
-            episode.completion_ids.append(processor.end_of_turn_id)
-            episode.env_mask.append(0)
-            episode.logprobs.append(0.0)
+        _close_stream(episode, processor, config)
         episode.episode_return = config.aggregate(episode.rewards)
-        if episode.error is None:
-            pool.release(episode.task, episode._env)
-        else:  # an env that raised may be in any state: never hand it to another episode
-            with contextlib.suppress(Exception):
-                episode._env.close()
-        episode._env = None
-        episode._input_ids = []
     return episodes
 
 
-def _take_model_turn(
-    episode: Episode,
-    sample: list[int],
-    logprobs: list[float],
-    tokenizer: Any,
-    processor: ChatTemplateProcessor,
-    eos_ids: frozenset[int] | set[int],
-) -> None:
-    episode.completion_ids += sample
-    episode.env_mask += [1] * len(sample)
-    episode.logprobs += [float(lp) for lp in logprobs[: len(sample)]]
-    episode.logprobs += [0.0] * (len(sample) - len(logprobs))  # a backend that could not score
-    episode._input_ids += sample
-    episode.turns += 1
-    text = tokenizer.decode(sample, skip_special_tokens=False)
-    reasoning, action = processor.parse_agent_output(text)
-    episode.transcript.append(
-        {
-            "role": "agent",
-            "text": text,
-            "reasoning": reasoning,
-            "action": action,
-            "stopped": bool(sample) and sample[-1] in eos_ids,
-        }
-    )
-
-
-def _take_env_turn(
-    episode: Episode, config: RolloutConfig, processor: ChatTemplateProcessor, budget: int
-) -> None:
-    action = episode.transcript[-1]["action"]
-    try:
-        observation, reward, terminated, truncated, info = episode._env.step(action)
-    except Exception as error:
-        _record_error(episode, config, "step", error)
-        return
-    reward = float(reward)
-    episode.rewards.append(reward)
-    episode.invalid_actions += bool(info.get("invalid_action", False))
-    episode.transcript.append({"role": "env", "text": observation, "reward": reward})
-    if terminated or truncated:
-        episode.ended_by = "terminated" if terminated else "truncated"
-        episode.success = _success(info, terminated, reward)
-        return
-    if config.max_turns is not None and episode.turns >= config.max_turns:
-        episode.ended_by = "max_turns"
-        return
-    last = episode.completion_ids[-1] if episode.completion_ids else None
-    chunk = processor.env_turn_ids(observation, last_token_id=last)
-    if len(episode.completion_ids) + len(chunk) >= budget:  # no room left for the model to answer
-        episode.ended_by = "token_budget"
-        return
-    episode.completion_ids += chunk
-    episode.env_mask += [0] * len(chunk)
-    episode.logprobs += [0.0] * len(chunk)
-    episode._input_ids += chunk
-
-
-def _record_error(episode: Episode, config: RolloutConfig, where: str, error: Exception) -> None:
-    task = episode.task
-    message = f"{type(error).__name__}: {error}"
-    episode.error = f"{where}: {message}"
-    episode.ended_by = "error"
-    episode.rewards.append(config.env_error_penalty)
-    warnings.warn(
-        f"{task.env_id} (seed {task.seed}) raised in {where}(): {message}. "
-        "That episode ended with env_error_penalty; the batch goes on.",
-        EnvErrorWarning,
-        stacklevel=3,
-    )
+def _close_stream(episode: Episode, processor: TokenProcessor, config: RolloutConfig) -> None:
+    """Make the token stream trainable: a prompt and a non-empty completion."""
+    if not episode.prompt_ids:  # reset failed: the model never saw the episode
+        first = (episode.transcript or [{"text": ""}])[0]["text"]
+        episode.prompt_ids = processor.initial_prompt_ids(config.system_prompt, first)
+    if not episode.completion_ids:
+        # TRL cannot train on an empty completion: close the turn with an env-masked EOS.
+        episode.completion_ids.append(processor.end_of_turn_id)
+        episode.env_mask.append(0)
+        episode.logprobs.append(0.0)
 
 
 class EnvRollout:
@@ -352,21 +261,22 @@ class EnvRollout:
         self,
         config: RolloutConfig,
         *,
-        processor: ChatTemplateProcessor | Callable[[Any], ChatTemplateProcessor] | None = None,
+        processor: TokenProcessor | Callable[[Any], TokenProcessor] | None = None,
         generator: Generator | Callable[[Any], Generator] | None = None,
     ) -> None:
         self.config = config
         self._processor_arg = processor
         self._generator_arg = generator
-        self._processor: ChatTemplateProcessor | None = None
+        self._processor: TokenProcessor | None = None
         self._pool = _EnvPool()
+        self._checked_tasks: set[tuple[str, str]] = set()
         self.generation_calls = 0
         self.last_episodes: list[Episode] = []
         self._seen_env_ids: set[str] = set()
 
     def processor_for(
         self, tokenizer: Any, chat_template_kwargs: dict[str, Any] | None = None
-    ) -> ChatTemplateProcessor:
+    ) -> TokenProcessor:
         """The processor (built once from the trainer's tokenizer unless one was given).
 
         Args:
@@ -375,7 +285,7 @@ class EnvRollout:
                 ``{"enable_thinking": False}``), applied when the processor is built here.
         """
         if self._processor is None:
-            if isinstance(self._processor_arg, ChatTemplateProcessor):
+            if isinstance(self._processor_arg, TokenProcessor):
                 self._processor = self._processor_arg
             elif callable(self._processor_arg):
                 self._processor = self._processor_arg(tokenizer)
@@ -392,9 +302,18 @@ class EnvRollout:
             return self._generator_arg  # type: ignore[return-value]
         return self._generator_arg(trainer)
 
+    def _check_tasks(self, tasks: Sequence[Task]) -> None:
+        """Refuse rows that import modules or pass kwargs the env rejects (unless trusted)."""
+        for task in tasks:
+            key = (task.env_id, task.kwargs_key)
+            if key not in self._checked_tasks:
+                check_task_source(task.env_id, task.kwargs, trust=self.config.trust_tasks)
+                self._checked_tasks.add(key)
+
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
         """Play one episode per prompt and return the ``GRPOTrainer`` rollout dict."""
         tasks = [task_from_prompt(prompt) for prompt in prompts]
+        self._check_tasks(tasks)
         tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
         processor = self.processor_for(tokenizer, getattr(trainer, "chat_template_kwargs", None))
         generator = _CountingGenerator(self._generator_for(trainer))
@@ -416,31 +335,6 @@ class EnvRollout:
             # batch that happens to hold one: metric names must not depend on the batch.
             _log_metrics(trainer, episodes, per_env=len(self._seen_env_ids) > 1)
         return episodes_to_rollout_output(episodes)
-
-
-def episodes_to_rollout_output(episodes: Sequence[Episode]) -> dict[str, list[Any]]:
-    """The dict ``GRPOTrainer`` expects from a ``rollout_func``, plus per-episode extras.
-
-    Extras (one entry per episode, passed to reward functions as keyword arguments):
-    ``episode_return``, ``episode_success``, ``episode_turns``, ``episode_ended_by``,
-    ``episode_ended_by_env``, ``episode_invalid_actions``, ``episode_error`` (``""`` if none),
-    ``episode_transcript`` (JSON), ``env_id``.
-    """
-    return {
-        "prompt_ids": [e.prompt_ids for e in episodes],
-        "completion_ids": [e.completion_ids for e in episodes],
-        "logprobs": [e.logprobs for e in episodes],
-        "env_mask": [e.env_mask for e in episodes],
-        "episode_return": [e.episode_return for e in episodes],
-        "episode_success": [e.success for e in episodes],
-        "episode_turns": [e.turns for e in episodes],
-        "episode_ended_by": [e.ended_by or "" for e in episodes],
-        "episode_ended_by_env": [e.ended_by_env for e in episodes],
-        "episode_invalid_actions": [e.invalid_actions for e in episodes],
-        "episode_error": [e.error or "" for e in episodes],
-        "episode_transcript": [json.dumps(e.transcript, ensure_ascii=False) for e in episodes],
-        "env_id": [e.task.env_id for e in episodes],
-    }
 
 
 class _CountingGenerator:
@@ -469,54 +363,45 @@ def _process_sync(trainer: Any) -> Callable[[int], int] | None:
     return total_playing
 
 
-def _log_metrics(trainer: Any, episodes: Sequence[Episode], *, per_env: bool) -> None:
-    log_metric = getattr(trainer, "_log_metric", None)
-    if log_metric is None or not episodes:
-        return
-    groups: dict[str, list[Episode]] = {"env": list(episodes)}
-    if per_env:
-        for env_id in sorted({e.task.env_id for e in episodes}):
-            groups[f"env/{env_id}"] = [e for e in episodes if e.task.env_id == env_id]
-    for prefix, group in groups.items():
-        n = len(group)
-        turns = sum(e.turns for e in group)
-        log_metric(f"{prefix}/success_rate", sum(e.success for e in group) / n)
-        log_metric(f"{prefix}/mean_return", sum(e.episode_return for e in group) / n)
-        log_metric(f"{prefix}/mean_turns", turns / n)
-        log_metric(
-            f"{prefix}/invalid_action_rate", sum(e.invalid_actions for e in group) / max(turns, 1)
-        )
-        log_metric(f"{prefix}/ended_by_limit_rate", sum(not e.ended_by_env for e in group) / n)
-        log_metric(f"{prefix}/error_rate", sum(e.error is not None for e in group) / n)
-
-
 def make_rollout_func(
     *,
-    processor: ChatTemplateProcessor | Callable[[Any], ChatTemplateProcessor] | None = None,
+    processor: TokenProcessor | Callable[[Any], TokenProcessor] | None = None,
     generator: Generator | Callable[[Any], Generator] | None = None,
     **config: Any,
 ) -> EnvRollout:
     """Make a ``rollout_func`` for ``GRPOTrainer`` that plays any registered text env.
 
     Args:
-        processor: A :class:`ChatTemplateProcessor` or a function of the tokenizer returning one;
+        processor: A :class:`~trl_env.core.TokenProcessor` (such as
+            :class:`ChatTemplateProcessor`) or a function of the tokenizer returning one;
             default: built from the trainer's tokenizer and its chat template.
         generator: A generation backend or a function of the trainer returning one; default: the
             trainer's own (``transformers`` or, with ``use_vllm=True``, vLLM colocate/server).
         **config: Fields of :class:`RolloutConfig`: ``system_prompt``, ``max_turns``,
             ``max_new_tokens_per_turn``, ``max_completion_length``, ``reward_aggregation``,
-            ``env_error_penalty``, ``log_metrics``.
+            ``env_error_penalty``, ``log_metrics``, ``trust_tasks``.
 
     Returns:
         An :class:`EnvRollout`, to pass as ``GRPOTrainer(rollout_func=...)``.
 
     Raises:
         TypeError: For an unknown option (with the list of known ones).
+        trl_env.error.UsageError: For a bad value (the message names the option and the fix).
     """
     known = set(RolloutConfig.__dataclass_fields__)
     unknown = set(config) - known
     if unknown:
         raise TypeError(
             f"make_rollout_func got unknown option(s) {sorted(unknown)}; known: {sorted(known)}"
+        )
+    if processor is not None and not (isinstance(processor, TokenProcessor) or callable(processor)):
+        raise UsageError(
+            f"processor must be a TokenProcessor (e.g. ChatTemplateProcessor(tokenizer)) or a "
+            f"function of the tokenizer returning one, got {processor!r:.80}"
+        )
+    if generator is not None and not (hasattr(generator, "generate") or callable(generator)):
+        raise UsageError(
+            f"generator must have a generate(inputs, max_new_tokens) method or be a function of "
+            f"the trainer returning such a backend, got {generator!r:.80}"
         )
     return EnvRollout(RolloutConfig(**config), processor=processor, generator=generator)

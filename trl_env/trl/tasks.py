@@ -10,54 +10,18 @@ the same dataset also works with TRL's ``environment_factory`` (which receives t
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
-from trl_env.error import TaskSpecError
+from trl_env._checks import check_text_env
+from trl_env.episode import TASK_KEY, Task
+from trl_env.error import TaskSpecError, UsageError
 
 __all__ = ["TASK_KEY", "Task", "make_dataset", "task_from_prompt"]
-
-TASK_KEY = "trl_env_task"
-"""Message field of a dataset prompt that holds the task as JSON."""
-
-
-@dataclass(frozen=True)
-class Task:
-    """One episode to play: a registered env ID, the seed of the game, and ``gym.make`` kwargs.
-
-    Attributes:
-        env_id: A registered gymnasium ID, e.g. ``"TextWordle-v0"``.
-        seed: The protocol seed (a string; numeric strings are used as integer seeds).
-        kwargs: Keyword arguments for ``gym.make``.
-    """
-
-    env_id: str
-    seed: str
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> str:
-        """Serialise to the JSON stored in a prompt (keys sorted, so equal tasks are equal text)."""
-        return json.dumps(
-            {"env_id": self.env_id, "seed": self.seed, "kwargs": dict(self.kwargs)}, sort_keys=True
-        )
-
-    @property
-    def kwargs_key(self) -> str:
-        """A hashable key for the ``gym.make`` kwargs (envs are pooled per ID and kwargs)."""
-        return json.dumps(dict(self.kwargs), sort_keys=True)
-
-    def to_prompt(self) -> list[dict[str, str]]:
-        """The conversational prompt that identifies this task (the content itself stays empty)."""
-        return [{"role": "user", "content": "", TASK_KEY: self.to_json()}]
-
-
-def _check_env_id(env_id: str) -> None:
-    # gym.spec raises gymnasium's NameNotFound / VersionNotFound with its "Did you mean" hint.
-    gym.spec(env_id)
 
 
 def task_from_prompt(prompt: Any) -> Task:
@@ -99,8 +63,38 @@ def task_from_prompt(prompt: Any) -> Task:
     return Task(env_id=str(payload["env_id"]), seed=str(payload["seed"]), kwargs=dict(kwargs))
 
 
+def _weights(env_ids: Mapping[str, Any]) -> tuple[list[str], np.ndarray]:
+    ids, weights = list(env_ids), list(env_ids.values())
+    for env_id, weight in zip(ids, weights, strict=True):
+        if isinstance(weight, bool) or not isinstance(weight, Real) or not math.isfinite(weight):
+            raise UsageError(
+                f"env_ids: the weight of {env_id!r} must be a finite number >= 0, got {weight!r}"
+            )
+        if weight < 0:
+            raise UsageError(f"env_ids: the weight of {env_id!r} is negative ({weight})")
+    total = float(sum(weights))
+    if total <= 0:
+        raise UsageError("env_ids: the weights sum to 0; give at least one env a positive weight")
+    return ids, np.asarray(weights, dtype=float) / total
+
+
+def _check_arguments(ids: Sequence[Any], num_tasks: Any, seed: Any, env_kwargs: Any) -> None:
+    if not ids:
+        raise UsageError("env_ids is empty: pass one registered ID, a list, or a dict of weights")
+    if isinstance(num_tasks, bool) or not isinstance(num_tasks, int) or num_tasks < 1:
+        raise UsageError(f"num_tasks must be a positive int, got {num_tasks!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise UsageError(f"seed must be an int >= 0, got {seed!r}")
+    if "env_kwargs" in env_kwargs:
+        raise UsageError(
+            "make_dataset takes the env's kwargs as keyword arguments, not as env_kwargs=...: "
+            "write make_dataset(env_id, n, **{...}) (for example make_dataset('TextWordle-v0', "
+            "8, max_guesses=6))"
+        )
+
+
 def make_dataset(
-    env_ids: str | Sequence[str],
+    env_ids: str | Sequence[str] | Mapping[str, float],
     num_tasks: int,
     seed: int = 0,
     **env_kwargs: Any,
@@ -109,21 +103,26 @@ def make_dataset(
 
     Each row is one task: its ``prompt`` identifies the env ID, the game's seed and the
     ``gym.make`` kwargs, so the rollout needs nothing else. With several IDs the tasks cycle through
-    them (a mixed dataset, in a seeded shuffled order). Every row also has ``env_id``, ``seed`` and
-    ``env_kwargs`` (JSON) columns, for reward functions and for ``environment_factory``.
+    them (a mixed dataset, in a seeded shuffled order); with a dict ``{env_id: weight}`` each task's
+    env is drawn with probability proportional to its weight (weight 0: never). Every row also has
+    ``env_id``, ``seed`` and ``env_kwargs`` (JSON) columns, for reward functions and for
+    ``environment_factory``.
+
+    Every ID is checked now (registered, a text env, accepting ``env_kwargs``), so a mistake
+    fails here and not at the first rollout.
 
     Args:
-        env_ids: One registered ID or several.
+        env_ids: One registered ID, several, or a dict of weights.
         num_tasks: Number of rows (tasks).
         seed: Seed of the task seeds: the same arguments give the same dataset on any machine.
-        **env_kwargs: ``gym.make`` kwargs applied to every task (for example ``max_guesses=6``).
+        **env_kwargs: Constructor kwargs applied to every task (for example ``max_guesses=6``).
 
     Returns:
         A ``datasets.Dataset`` with columns ``prompt``, ``env_id``, ``seed``, ``env_kwargs``.
 
     Raises:
-        gymnasium.error.NameNotFound: For an unknown ID, with gymnasium's "Did you mean" hint.
-        ValueError: If ``num_tasks`` is not positive or no ID is given.
+        trl_env.error.UsageError: An unknown ID (with a "Did you mean" hint), a non-text env, a
+            kwarg the env does not accept, bad weights, or a non-positive ``num_tasks``.
 
     Example:
         >>> import trl_env
@@ -140,15 +139,19 @@ def make_dataset(
 
         raise MissingExtraError("trl", "make_dataset", "datasets") from None
 
-    ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
-    if not ids:
-        raise ValueError("env_ids is empty: pass one registered ID or a list of them")
-    if not isinstance(num_tasks, int) or num_tasks < 1:
-        raise ValueError(f"num_tasks must be a positive int, got {num_tasks!r}")
+    weights = None
+    if isinstance(env_ids, Mapping):
+        ids, weights = _weights(env_ids) if env_ids else ([], None)
+    else:
+        ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
+    _check_arguments(ids, num_tasks, seed, env_kwargs)
     for env_id in dict.fromkeys(ids):
-        _check_env_id(env_id)
+        check_text_env(env_id, env_kwargs, argument="make_dataset's env kwargs")
     rng = np.random.default_rng(seed)
-    order = rng.permutation(num_tasks) % len(ids)
+    if weights is None:
+        order = rng.permutation(num_tasks) % len(ids)
+    else:
+        order = rng.choice(len(ids), size=num_tasks, p=weights)
     task_seeds = rng.integers(0, 2**31 - 1, size=num_tasks)
     tasks = [
         Task(env_id=ids[int(i)], seed=str(int(s)), kwargs=dict(env_kwargs))

@@ -14,7 +14,7 @@ import numpy as np
 from gymnasium.utils.env_checker import check_env, data_equivalence
 
 from trl_env.adapters import is_text_space
-from trl_env.error import Error
+from trl_env.error import TextEnvCheckError
 
 __all__ = ["NASTY_ACTIONS", "TextEnvCheckError", "check_text_env"]
 
@@ -46,18 +46,6 @@ DEFAULT_ACTIONS: tuple[str, ...] = ("[a]", "hello world", "1", "[yes]", "b", "[2
 _ECHO_MIN_LENGTH = 32  # a first observation shorter than this may legitimately recur
 _GROWTH_MIN_LENGTH = 16  # shorter observations are too generic to count as "contained"
 _GROWTH_RUN = 3  # this many steps in a row that each extend the previous observation
-
-
-class TextEnvCheckError(Error, AssertionError):
-    """A text environment breaks one of the rules of :func:`check_text_env`.
-
-    Attributes:
-        rule: The name of the rule (see :func:`check_text_env`).
-    """
-
-    def __init__(self, rule: str, message: str) -> None:
-        super().__init__(f"[{rule}] {message}")
-        self.rule = rule
 
 
 def _short(text: Any, limit: int = 40) -> str:

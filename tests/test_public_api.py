@@ -1,0 +1,145 @@
+"""The public surface: ``__all__`` of ``trl_env`` and ``trl_env.trl`` is complete and honest
+(httpx's test): every listed name is importable, every public name is listed, nothing private is
+exported, and the error classes all live in ``trl_env.error``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import subprocess
+import sys
+import types
+
+import gymnasium as gym
+import pytest
+
+import trl_env
+import trl_env.error
+
+
+def public_names(module: types.ModuleType) -> set[str]:
+    """Names a user sees in ``dir(module)``: not private, not submodules."""
+    return {
+        name
+        for name in dir(module)
+        if not name.startswith("_") and not isinstance(getattr(module, name), types.ModuleType)
+    }
+
+
+def test_trl_env_all_is_complete_and_importable() -> None:
+    for name in trl_env.__all__:
+        assert getattr(trl_env, name) is not None, name
+    assert public_names(trl_env) <= set(trl_env.__all__), public_names(trl_env) - set(
+        trl_env.__all__
+    )
+    assert not [n for n in trl_env.__all__ if n.startswith("_") and n != "__version__"]
+    assert len(trl_env.__all__) == len(set(trl_env.__all__))
+
+
+def test_trl_env_trl_all_is_complete_and_importable() -> None:
+    pytest.importorskip("trl")
+    bridge = importlib.import_module("trl_env.trl")
+    for name in bridge.__all__:
+        assert getattr(bridge, name) is not None, name
+    assert public_names(bridge) <= set(bridge.__all__), public_names(bridge) - set(bridge.__all__)
+    assert not [n for n in bridge.__all__ if n.startswith("_")]
+
+
+def test_import_trl_env_stays_light() -> None:
+    code = "import sys, trl_env; print(sorted({'torch', 'trl', 'transformers'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def _package_modules() -> list[str]:
+    names = []
+    for info in pkgutil.walk_packages(trl_env.__path__, "trl_env."):
+        parts = info.name.split(".")
+        if parts[1] in ("envs", "__main__") or (parts[1] == "trl" and not _has_trl()):
+            continue
+        names.append(info.name)
+    return names
+
+
+def _has_trl() -> bool:
+    try:
+        import trl  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("module_name", _package_modules())
+def test_every_module_all_is_importable_and_public(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None)
+    private = any(part.startswith("_") for part in module_name.split("."))
+    assert names is not None or private, f"{module_name} has no __all__"
+    names = names or []
+    for name in names:
+        assert not name.startswith("_"), f"{module_name} exports private {name}"
+        assert hasattr(module, name), f"{module_name}.__all__ lists missing {name}"
+
+
+@pytest.mark.parametrize("module_name", _package_modules())
+def test_every_error_class_lives_in_trl_env_error(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    for name, value in vars(module).items():
+        if (
+            inspect.isclass(value)
+            and issubclass(value, Exception | Warning)
+            and value.__module__.startswith("trl_env")
+            and not name.startswith("_")
+        ):
+            assert value.__module__ == "trl_env.error", f"{module_name}.{name}"
+            assert name in trl_env.error.__all__, name
+
+
+def test_error_hierarchy_documented_and_complete() -> None:
+    doc = trl_env.error.__doc__ or ""
+    for name in trl_env.error.__all__:
+        assert name in doc, f"{name} missing from the hierarchy in trl_env.error's docstring"
+        cls = getattr(trl_env.error, name)
+        assert issubclass(cls, trl_env.Error) or issubclass(cls, Warning), name
+
+
+def test_episode_over_error_is_gymnasium_reset_needed() -> None:
+    error = trl_env.EpisodeOverError("call reset()")
+    assert isinstance(error, gym.error.ResetNeeded)
+    assert isinstance(error, RuntimeError)
+    assert isinstance(error, trl_env.Error)
+
+
+def test_old_import_paths_still_work() -> None:
+    from trl_env.eval import (  # noqa: F401
+        ORACLES,
+        RANDOM_ACTIONS,
+        EnvSummary,
+        EpisodeResult,
+        EvalReport,
+        ModelOptions,
+        NoOracleError,
+        UsageError,
+        check_env_id,
+        confidence_interval,
+        evaluate,
+        find_oracle,
+        format_table,
+        policy_kind,
+        random_action,
+        summarize,
+        write_outputs,
+    )
+    from trl_env.utils import TextEnvCheckError
+
+    assert EpisodeResult is trl_env.Episode
+    assert UsageError is trl_env.error.UsageError
+    assert TextEnvCheckError is trl_env.error.TextEnvCheckError
+
+
+def test_hub_id_pattern_is_written_once() -> None:
+    from trl_env.utils.hub import is_hub_id
+
+    assert is_hub_id("Qwen/Qwen3-0.6B") and is_hub_id("gpt2")
+    assert not is_hub_id("a/b/c") and not is_hub_id("/abs/path") and not is_hub_id("")

@@ -1,0 +1,63 @@
+"""What the rollout hands back to ``GRPOTrainer``: the rollout dict with its per-episode extras
+(the reward functions' keyword arguments) and the ``env/...`` training metrics."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from trl_env.episode import Episode
+from trl_env.summary import summarize
+
+__all__ = ["episodes_to_rollout_output"]
+
+
+def episodes_to_rollout_output(episodes: Sequence[Episode]) -> dict[str, list[Any]]:
+    """The dict ``GRPOTrainer`` expects from a ``rollout_func``, plus per-episode extras.
+
+    Extras (one entry per episode, passed to reward functions as keyword arguments):
+    ``episode_return``, ``episode_success``, ``episode_turns``, ``episode_ended_by``,
+    ``episode_ended_by_env``, ``episode_invalid_actions``, ``episode_error`` (``""`` if none),
+    ``episode_transcript`` (JSON), ``episode_messages`` (the conversation as chat messages:
+    env turns as ``user``, the model's replies as ``assistant``), ``env_id``.
+
+    Reward functions should read a multi-turn episode from ``episode_messages`` (or
+    ``episode_transcript``): TRL's own ``completions`` argument is the whole completion decoded
+    as one assistant message (with a ``response_template``, parsed as one reply), so
+    ``completions[i][-1]["content"]`` holds at most the last reply plus template markup.
+    """
+    return {
+        "prompt_ids": [e.prompt_ids for e in episodes],
+        "completion_ids": [e.completion_ids for e in episodes],
+        "logprobs": [e.logprobs for e in episodes],
+        "env_mask": [e.env_mask for e in episodes],
+        "episode_return": [e.episode_return for e in episodes],
+        "episode_success": [e.success for e in episodes],
+        "episode_turns": [e.turns for e in episodes],
+        "episode_ended_by": [e.ended_by or "" for e in episodes],
+        "episode_ended_by_env": [e.ended_by_env for e in episodes],
+        "episode_invalid_actions": [e.invalid_actions for e in episodes],
+        "episode_error": [e.error or "" for e in episodes],
+        "episode_transcript": [json.dumps(e.transcript, ensure_ascii=False) for e in episodes],
+        "episode_messages": [e.messages() for e in episodes],
+        "env_id": [e.env_id for e in episodes],
+    }
+
+
+def _log_metrics(trainer: Any, episodes: Sequence[Episode], *, per_env: bool) -> None:
+    log_metric = getattr(trainer, "_log_metric", None)
+    if log_metric is None or not episodes:
+        return
+    groups: dict[str, list[Episode]] = {"env": list(episodes)}
+    if per_env:
+        for env_id in sorted({e.env_id for e in episodes}):
+            groups[f"env/{env_id}"] = [e for e in episodes if e.env_id == env_id]
+    for prefix, group in groups.items():
+        summary = summarize(prefix, group)
+        log_metric(f"{prefix}/success_rate", summary.success_rate)
+        log_metric(f"{prefix}/mean_return", summary.mean_return)
+        log_metric(f"{prefix}/mean_turns", summary.mean_turns)
+        log_metric(f"{prefix}/invalid_action_rate", summary.invalid_action_rate)
+        log_metric(f"{prefix}/ended_by_limit_rate", summary.ended_by_limit_rate)
+        log_metric(f"{prefix}/error_rate", summary.error_rate)
