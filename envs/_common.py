@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import gymnasium as gym
-
 from trl_env.error import EpisodeOverError
 
 # Reading replies is shared with trl_env.wrappers.ParseAction, so it lives in the core package;
@@ -128,13 +126,10 @@ def check_render_mode(render_mode: str | None, render_modes: Sequence[str]) -> N
         raise ValueError(f"render_mode must be None or {allowed}, got {render_mode!r}")
 
 
-class GameNotRunningError(EpisodeOverError, gym.error.ResetNeeded):
-    """A game was asked to step (or for a move) with no episode running; call ``reset`` first.
-
-    The one error of the catalogue's games for "reset needed": never reset, or the episode
-    ended. It is both trl-env's :class:`~trl_env.error.EpisodeOverError` and gymnasium's
-    :class:`gymnasium.error.ResetNeeded`, so code that catches either one catches it.
-    """
+GameNotRunningError = EpisodeOverError
+"""The games' name for :class:`trl_env.error.EpisodeOverError` (the same class): a game was asked
+to step, or for a move, with no episode running (never reset, or the episode ended). It is also
+gymnasium's :class:`gymnasium.error.ResetNeeded`, so code that catches either one catches it."""
 
 
 def reset_needed(env_name: str, *, started: bool, call: str = "step()") -> GameNotRunningError:

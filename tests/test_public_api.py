@@ -111,10 +111,16 @@ def test_episode_over_error_is_gymnasium_reset_needed() -> None:
     assert isinstance(error, trl_env.Error)
 
 
+def test_removed_policy_tables_say_what_replaced_them() -> None:
+    import trl_env.eval
+
+    for name in ("ORACLES", "RANDOM_ACTIONS"):
+        with pytest.raises(AttributeError, match=r"random_action|oracle_action"):
+            getattr(trl_env.eval, name)
+
+
 def test_old_import_paths_still_work() -> None:
     from trl_env.eval import (  # noqa: F401
-        ORACLES,
-        RANDOM_ACTIONS,
         EnvSummary,
         EpisodeResult,
         EvalReport,

@@ -37,7 +37,6 @@ import gymnasium as gym
 # _load stays importable from here for `trl-env list` (private, not in __all__).
 from trl_env._checks import _load, check_env_id, make_text_env  # noqa: F401
 from trl_env._eval_report import EvalReport, format_table, write_outputs
-from trl_env._legacy_policies import ORACLES, RANDOM_ACTIONS  # TEMPORARY re-export (see there)
 from trl_env._progress import _Progress
 from trl_env.episode import Episode, Task
 from trl_env.error import Error, MissingExtraError, NoOracleError, UsageError  # noqa: F401
@@ -47,8 +46,6 @@ from trl_env.summary import EnvSummary, confidence_interval, summarize
 from trl_env.utils.hub import is_hub_id
 
 __all__ = [
-    "ORACLES",
-    "RANDOM_ACTIONS",
     "EnvSummary",
     "EpisodeResult",
     "EvalReport",
@@ -70,6 +67,23 @@ EpisodeResult = Episode
 """The old name of :class:`trl_env.episode.Episode` (one record for every way of playing)."""
 
 _make_text_env = make_text_env  # the old private name, still used by `trl-env play`
+
+
+_REMOVED = {
+    "ORACLES": "oracle_action()",
+    "RANDOM_ACTIONS": "random_action(rng)",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The per-env policy tables of 0.2 are gone: every env now owns its policies.
+    if name in _REMOVED:
+        raise AttributeError(
+            f"trl_env.eval.{name} was removed in 0.3: an env's policies are its own methods "
+            f"now; define {_REMOVED[name]} on your env class (see trl_env.policies and "
+            "docs/writing_a_game.md)"
+        )
+    raise AttributeError(f"module 'trl_env.eval' has no attribute {name!r}")
 
 
 def find_oracle(env_id: str) -> Callable[[gym.Env[str, str]], str] | None:

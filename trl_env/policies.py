@@ -27,7 +27,6 @@ from typing import Any, Protocol, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
-from trl_env._legacy_policies import _legacy_policy
 from trl_env.episode import Episode
 
 __all__ = [
@@ -133,9 +132,6 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     oracle = getattr(game, "oracle_action", None)
     if callable(oracle):
         return str(oracle())
-    legacy = _legacy_policy(env, "oracle")  # TEMPORARY: see trl_env/_legacy_policies.py
-    if legacy is not None:
-        return str(legacy(env, {}, np.random.default_rng(0)))  # an oracle draws nothing
     from trl_env.error import NoOracleError
 
     name = env.spec.id if env.spec is not None else type(game).__name__
@@ -147,9 +143,7 @@ def oracle_action(env: gym.Env[str, str]) -> str:
 
 def has_oracle(env: gym.Env[str, str]) -> bool:
     """Whether ``env`` has an oracle (see :func:`oracle_action`)."""
-    if callable(getattr(env.unwrapped, "oracle_action", None)):
-        return True
-    return _legacy_policy(env, "oracle") is not None  # TEMPORARY fallback
+    return callable(getattr(env.unwrapped, "oracle_action", None))
 
 
 def random_action(env: gym.Env[str, str], info: Mapping[str, Any], rng: np.random.Generator) -> str:
@@ -159,9 +153,6 @@ def random_action(env: gym.Env[str, str], info: Mapping[str, Any], rng: np.rando
     own = getattr(game, "random_action", None)
     if callable(own):
         return str(own(rng))
-    legacy = _legacy_policy(env, "random", info)  # TEMPORARY: see trl_env/_legacy_policies.py
-    if legacy is not None:
-        return str(legacy(env, dict(info), rng))
     return str(env.action_space.sample())
 
 
