@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import warnings
 from collections import defaultdict
@@ -35,6 +34,7 @@ from typing import Any
 import gymnasium as gym
 
 from trl_env.seeding import seed_to_int
+from trl_env.stepping import EnvStepper, Outcome, make_stepper
 from trl_env.trl.generation import Generator, generator_from_trainer
 from trl_env.trl.processors import ChatTemplateProcessor
 from trl_env.trl.tasks import Task, task_from_prompt
@@ -105,6 +105,21 @@ class RolloutConfig:
             "help": "Log env/success_rate, env/mean_turns, ... through the trainer's logging."
         },
     )
+    env_workers: int = field(
+        default=0,
+        metadata={
+            "help": "Threads that step the envs of a turn concurrently; 0 steps them one after "
+            "the other (fastest for in-process games). Use about one per episode of a batch "
+            "for slow or remote envs (see docs/slow_envs.md)."
+        },
+    )
+    env_step_timeout: float | None = field(
+        default=None,
+        metadata={
+            "help": "Seconds one env reset/step may take; a call that takes longer ends its "
+            "episode with an error (its env is never reused). None: no limit."
+        },
+    )
 
     def __post_init__(self) -> None:
         for name in ("max_turns", "max_new_tokens_per_turn", "max_completion_length"):
@@ -118,6 +133,17 @@ class RolloutConfig:
             raise ValueError(
                 f"reward_aggregation must be one of {sorted(_AGGREGATIONS)} or a callable, "
                 f"got {self.reward_aggregation!r}"
+            )
+        if type(self.env_workers) is not int or self.env_workers < 0:
+            raise ValueError(
+                f"env_workers must be an int >= 0 (0 = sequential), got {self.env_workers!r}"
+            )
+        if self.env_step_timeout is not None and not (
+            type(self.env_step_timeout) in (int, float) and self.env_step_timeout > 0
+        ):
+            raise ValueError(
+                "env_step_timeout must be a positive number of seconds or None, "
+                f"got {self.env_step_timeout!r}"
             )
 
     def aggregate(self, rewards: Sequence[float]) -> float:
@@ -194,6 +220,7 @@ def play_episodes(
     max_completion_length: int,
     pool: _EnvPool | None = None,
     sync: Callable[[int], int] | None = None,
+    stepper: EnvStepper | None = None,
 ) -> list[Episode]:
     """Play one episode per task, all together, one batched generation call per turn.
 
@@ -206,6 +233,8 @@ def play_episodes(
         pool: Env instances to reuse (a fresh pool if ``None``).
         sync: In distributed runs, maps this process's number of playing episodes to the number
             across all processes, so every process makes the same number of generation calls.
+        stepper: Calls ``reset``/``step`` on the envs of a turn (default: made from
+            ``config.env_workers`` and ``config.env_step_timeout``, shut down at the end).
 
     Returns:
         The episodes, in the order of ``tasks``; every completion is non-empty.
@@ -215,14 +244,19 @@ def play_episodes(
     eos_ids = processor.eos_token_ids
     episodes = [Episode(task=task) for task in tasks]
     prompt_cache: dict[str, list[int]] = {}
+    own_stepper = stepper is None
+    stepper = stepper or make_stepper(config.env_workers, config.env_step_timeout)
     for episode in episodes:
-        task = episode.task
-        episode._env = env = pool.acquire(task)
-        try:
-            observation, _ = env.reset(seed=seed_to_int(task.seed))
-        except Exception as error:  # a broken env ends only its episode
-            _record_error(episode, config, "reset", error)
-            observation = f"[environment error: {type(error).__name__}]"
+        episode._env = pool.acquire(episode.task)
+    resets = stepper.map(
+        _reset, [e._env for e in episodes], [seed_to_int(e.task.seed) for e in episodes]
+    )
+    for episode, outcome in zip(episodes, resets, strict=True):
+        if outcome.error is None:
+            observation = outcome.value[0]
+        else:  # a broken env ends only its episode
+            _record_error(episode, config, "reset", outcome.error)
+            observation = f"[environment error: {type(outcome.error).__name__}]"
         episode.transcript.append({"role": "env", "text": observation})
         # Copies of a task share their first observation: tokenise it once.
         if observation not in prompt_cache:
@@ -242,13 +276,21 @@ def play_episodes(
             default=1,
         )
         samples, sample_logprobs = generator.generate([e._input_ids for e in playing], max_new)
+        stepping = []
         for episode, sample, logprobs in zip(playing, samples, sample_logprobs, strict=True):
             room = max_completion_length - len(episode.completion_ids)
             _take_model_turn(episode, sample[:room], logprobs[:room], tokenizer, processor, eos_ids)
             if len(episode.completion_ids) >= max_completion_length:
                 episode.ended_by = "token_budget"  # cut mid-turn: the action is not played
                 continue
-            _take_env_turn(episode, config, processor, max_completion_length)
+            stepping.append(episode)
+        # The envs of a turn are stepped together (concurrently with env_workers > 0); outcomes
+        # are applied in episode order, so the episodes do not depend on the worker count.
+        steps = stepper.map(
+            _step, [e._env for e in stepping], [e.transcript[-1]["action"] for e in stepping]
+        )
+        for episode, outcome in zip(stepping, steps, strict=True):
+            _take_env_turn(episode, outcome, config, processor, max_completion_length)
 
     for episode in episodes:
         if not episode.completion_ids:
@@ -259,12 +301,21 @@ def play_episodes(
         episode.episode_return = config.aggregate(episode.rewards)
         if episode.error is None:
             pool.release(episode.task, episode._env)
-        else:  # an env that raised may be in any state: never hand it to another episode
-            with contextlib.suppress(Exception):
-                episode._env.close()
+        else:  # an env that raised or hung may be in any state: never hand it to another episode
+            stepper.close_env(episode._env)
         episode._env = None
         episode._input_ids = []
+    if own_stepper:
+        stepper.shutdown()
     return episodes
+
+
+def _reset(env: gym.Env[str, str], seed: int | None) -> tuple[str, dict[str, Any]]:
+    return env.reset(seed=seed)
+
+
+def _step(env: gym.Env[str, str], action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    return env.step(action)
 
 
 def _take_model_turn(
@@ -295,14 +346,16 @@ def _take_model_turn(
 
 
 def _take_env_turn(
-    episode: Episode, config: RolloutConfig, processor: ChatTemplateProcessor, budget: int
+    episode: Episode,
+    outcome: Outcome[Any],
+    config: RolloutConfig,
+    processor: ChatTemplateProcessor,
+    budget: int,
 ) -> None:
-    action = episode.transcript[-1]["action"]
-    try:
-        observation, reward, terminated, truncated, info = episode._env.step(action)
-    except Exception as error:
-        _record_error(episode, config, "step", error)
+    if outcome.error is not None:
+        _record_error(episode, config, "step", outcome.error)
         return
+    observation, reward, terminated, truncated, info = outcome.value
     reward = float(reward)
     episode.rewards.append(reward)
     episode.invalid_actions += bool(info.get("invalid_action", False))
@@ -325,7 +378,9 @@ def _take_env_turn(
     episode._input_ids += chunk
 
 
-def _record_error(episode: Episode, config: RolloutConfig, where: str, error: Exception) -> None:
+def _record_error(
+    episode: Episode, config: RolloutConfig, where: str, error: BaseException
+) -> None:
     task = episode.task
     message = f"{type(error).__name__}: {error}"
     episode.error = f"{where}: {message}"
@@ -505,7 +560,7 @@ def make_rollout_func(
             trainer's own (``transformers`` or, with ``use_vllm=True``, vLLM colocate/server).
         **config: Fields of :class:`RolloutConfig`: ``system_prompt``, ``max_turns``,
             ``max_new_tokens_per_turn``, ``max_completion_length``, ``reward_aggregation``,
-            ``env_error_penalty``, ``log_metrics``.
+            ``env_error_penalty``, ``log_metrics``, ``env_workers``, ``env_step_timeout``.
 
     Returns:
         An :class:`EnvRollout`, to pass as ``GRPOTrainer(rollout_func=...)``.
