@@ -4,6 +4,8 @@ openenv-core's own template (``openenv init``)."""
 from __future__ import annotations
 
 import contextlib
+import importlib
+import json
 import os
 import socket
 import subprocess
@@ -233,3 +235,30 @@ def test_serve_errors_are_clear(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["serve", "TextWordle-v0", "--env-kwargs", "[1, 2]"])
     assert "JSON object" in capsys.readouterr().err
+
+
+def test_server_meets_openenvs_runtime_standard(wordle_server) -> None:
+    # openenv-core's own validator of running servers (`openenv validate --url`).
+    result = subprocess.run(
+        [sys.executable, "-m", "openenv.cli", "validate", "--url", wordle_server],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=120,
+    )
+    report = json.loads(result.stdout)
+    assert report["passed"], [c for c in report["criteria"] if not c["passed"]]
+
+
+def test_app_module_serves_the_env_named_by_the_environment(monkeypatch) -> None:
+    from fastapi.testclient import TestClient
+
+    monkeypatch.setenv("TRL_ENV_ID", "TextGuessNumber-v0")
+    monkeypatch.setenv("TRL_ENV_KWARGS", "{}")
+    monkeypatch.delitem(sys.modules, "trl_env.openenv.app", raising=False)
+    app = importlib.import_module("trl_env.openenv.app").app
+    with TestClient(app) as client:  # the stateless HTTP endpoints: one env per request
+        answer = client.post("/reset", json={"seed": 3}).json()
+    local, _ = gym.make("TextGuessNumber-v0").reset(seed=3)
+    assert answer["observation"]["text"] == local and answer["done"] is False
+    monkeypatch.delitem(sys.modules, "trl_env.openenv.app")
