@@ -235,6 +235,13 @@ def test_serve_errors_are_clear(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["serve", "TextWordle-v0", "--env-kwargs", "[1, 2]"])
     assert "JSON object" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="base_url must be a server URL"):
+        gym.make("OpenEnv-v0", base_url=[])
+    with pytest.raises(ValueError, match="message_timeout"):
+        gym.make("OpenEnv-v0", base_url="http://127.0.0.1:1", message_timeout=0)
+    with pytest.raises(SystemExit):
+        main(["serve", "TextWordle-v0", "--max-sessions", "0"])
+    assert "must be a positive integer" in capsys.readouterr().err
 
 
 def test_server_meets_openenvs_runtime_standard(wordle_server) -> None:

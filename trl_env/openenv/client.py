@@ -105,6 +105,11 @@ class OpenEnvTextEnv(gym.Env[str, str]):
                 "base_url must be a server URL such as 'http://127.0.0.1:8000' or a non-empty "
                 f"list of them, got {base_url!r}"
             )
+        for name, value in (("connect_timeout", connect_timeout), ("message_timeout", message_timeout)):
+            if not (isinstance(value, int | float) and value > 0):
+                raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+        if not (isinstance(action_key, str) and isinstance(observation_key, str)):
+            raise TypeError("action_key and observation_key must be field names (str)")
         self.base_urls = urls
         self.action_key = action_key
         self.observation_key = observation_key
