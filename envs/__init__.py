@@ -186,3 +186,7 @@ def register_envs() -> None:
             max_episode_steps=entry.max_episode_steps,
             kwargs=dict(entry.kwargs),
         )
+    # Not a catalogue row: it needs a server (base_url=...) to be made, so the every-env tests and
+    # pages do not apply. Needs the openenv extra (trl_env.openenv.client says so if missing).
+    if "OpenEnv-v0" not in gym.registry:
+        gym.register(id="OpenEnv-v0", entry_point="trl_env.openenv.client:OpenEnvTextEnv")

@@ -56,7 +56,7 @@ def _package_modules() -> list[str]:
     names = []
     for info in pkgutil.walk_packages(trl_env.__path__, "trl_env."):
         parts = info.name.split(".")
-        if parts[1] in ("envs", "__main__") or (parts[1] == "trl" and not _has_trl()):
+        if parts[1] == "envs" or parts[-1] == "__main__" or (parts[1] == "trl" and not _has_trl()):
             continue
         names.append(info.name)
     return names

@@ -15,8 +15,12 @@ The hierarchy (catch :class:`Error` to catch anything trl-env raises on purpose)
     │   │   └── NoOracleError              the oracle policy for an env that has none
     │   ├── MissingExtraError              an optional dependency group is not installed
     │   │                                  (ImportError)
-    │   └── TextEnvCheckError              an env breaks a rule of check_text_env
-    │                                      (AssertionError)
+    │   ├── TextEnvCheckError              an env breaks a rule of check_text_env
+    │   │                                  (AssertionError)
+    │   ├── OpenEnvConnectionError         no OpenEnv server answered, or the connection broke
+    │   │                                  mid-episode (ConnectionError)
+    │   └── StepTimeoutError               an env call ran past env_step_timeout; its
+    │                                      episode ends with an error (TimeoutError)
     └── Warning
         └── RuntimeWarning
             └── EnvErrorWarning            an env raised or returned a malformed value during
@@ -44,6 +48,8 @@ __all__ = [
     "MissingExtraError",
     "NoOracleError",
     "NotATextEnvError",
+    "OpenEnvConnectionError",
+    "StepTimeoutError",
     "TaskSpecError",
     "TextEnvCheckError",
     "UsageError",
@@ -103,6 +109,14 @@ class TextEnvCheckError(Error, AssertionError):
     def __init__(self, rule: str, message: str) -> None:
         super().__init__(f"[{rule}] {message}")
         self.rule = rule
+
+
+class OpenEnvConnectionError(Error, ConnectionError):
+    """No OpenEnv server answered, or the connection broke during an episode."""
+
+
+class StepTimeoutError(Error, TimeoutError):
+    """An env call did not return within the per-step timeout; its episode ends with an error."""
 
 
 class EnvErrorWarning(RuntimeWarning):

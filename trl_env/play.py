@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -32,7 +33,7 @@ from trl_env.episode import Episode, Task, is_success
 from trl_env.error import EnvErrorWarning
 from trl_env.policies import Policy, Reply, Turn
 from trl_env.seeding import seed_to_int
-from trl_env.stepping import EnvOutcome, reset_envs, step_envs
+from trl_env.stepping import EnvOutcome, EnvStepper, reset_envs, step_envs
 
 __all__ = [
     "StepFn",
@@ -148,8 +149,10 @@ def record_reset(
         episode.transcript.append({"role": "env", "text": outcome.observation})
 
 
-def _reset(games: Sequence[_Playing], penalty: float | None, warn: bool) -> None:
-    outcomes = reset_envs([(g.env, seed_to_int(g.episode.task.seed)) for g in games])
+def _reset(
+    games: Sequence[_Playing], penalty: float | None, warn: bool, stepper: EnvStepper | None
+) -> None:
+    outcomes = reset_envs([(g.env, seed_to_int(g.episode.task.seed)) for g in games], stepper)
     for game, outcome in zip(games, outcomes, strict=True):
         record_reset(game.episode, outcome, error_penalty=penalty, warn=warn)
         game.observation, game.info = outcome.observation, outcome.info
@@ -165,7 +168,8 @@ def run_episodes(
     warn: bool = False,
     on_turn: TurnCallback | None = None,
     sync: Callable[[int], int] | None = None,
-    step: StepFn = step_envs,
+    step: StepFn | None = None,
+    stepper: EnvStepper | None = None,
 ) -> list[Episode]:
     """Play ``episodes`` (fresh records) in ``envs`` (one each) with ``policy``, all together.
 
@@ -182,13 +186,18 @@ def run_episodes(
         on_turn: Called after each env step with the episode and the step's outcome.
         sync: In distributed runs, maps this process's number of playing episodes to the number
             across all processes, so every process calls the policy the same number of times.
-        step: Runs one turn's env steps (default :func:`trl_env.stepping.step_envs`).
+        step: Runs one turn's env steps (default :func:`trl_env.stepping.step_envs` with
+            ``stepper``).
+        stepper: Runs the env calls of a turn, resets included (default: one after the other;
+            :func:`trl_env.stepping.make_stepper` gives a thread pool with a per-step timeout).
 
     Returns:
         ``episodes``, filled (the episode return is the sum of its rewards).
     """
     games = [_Playing(episode, env) for episode, env in zip(episodes, envs, strict=True)]
-    _reset(games, error_penalty, warn)
+    _reset(games, error_penalty, warn, stepper)
+    if step is None:
+        step = functools.partial(step_envs, stepper=stepper)
     while True:
         playing = [g for g in games if not g.episode.done]
         if (sync(len(playing)) if sync else len(playing)) == 0:
@@ -224,7 +233,7 @@ def play_episode(
     *,
     max_turns: int | None = None,
     on_turn: TurnCallback | None = None,
-    step: StepFn = step_envs,
+    step: StepFn | None = None,
 ) -> Episode:
     """Play one episode of ``env`` with ``policy`` (see :func:`run_episodes`).
 

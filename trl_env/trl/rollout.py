@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -39,7 +38,7 @@ from trl_env.core import TokenProcessor
 from trl_env.episode import Episode, Task
 from trl_env.error import EnvErrorWarning, UsageError
 from trl_env.play import StepFn, run_episodes
-from trl_env.stepping import step_envs
+from trl_env.stepping import EnvStepper, make_stepper
 from trl_env.trl._rollout_output import _log_metrics, episodes_to_rollout_output
 from trl_env.trl.generation import Generator, generator_from_trainer
 from trl_env.trl.model_policy import ModelPolicy
@@ -108,6 +107,21 @@ class RolloutConfig:
             "help": "Log env/success_rate, env/mean_turns, ... through the trainer's logging."
         },
     )
+    env_workers: int = field(
+        default=0,
+        metadata={
+            "help": "Threads that step the envs of a turn concurrently; 0 steps them one after "
+            "the other (fastest for in-process games). Use about one per episode of a batch "
+            "for slow or remote envs (see docs/slow_envs.md)."
+        },
+    )
+    env_step_timeout: float | None = field(
+        default=None,
+        metadata={
+            "help": "Seconds one env reset/step may take; a call that takes longer ends its "
+            "episode with an error (its env is never reused). None: no limit."
+        },
+    )
     trust_tasks: bool = field(
         default=False,
         metadata={
@@ -136,6 +150,19 @@ class RolloutConfig:
             raise UsageError(
                 f"env_error_penalty must be a finite number (the reward of an episode whose env "
                 f"failed, e.g. -1.0), got {penalty!r}"
+            )
+        workers = self.env_workers
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+            raise UsageError(
+                f"env_workers must be an int >= 0 (0 = sequential), got {workers!r}"
+            )
+        timeout = self.env_step_timeout
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, Real) or not timeout > 0
+            or not math.isfinite(timeout)
+        ):
+            raise UsageError(
+                f"env_step_timeout must be a positive number of seconds or None, got {timeout!r}"
             )
         for name in ("log_metrics", "trust_tasks"):
             if not isinstance(getattr(self, name), bool):
@@ -176,7 +203,8 @@ def play_episodes(
     max_completion_length: int,
     pool: _EnvPool | None = None,
     sync: Callable[[int], int] | None = None,
-    step: StepFn = step_envs,
+    step: StepFn | None = None,
+    stepper: EnvStepper | None = None,
 ) -> list[Episode]:
     """Play one episode per task, all together, one batched generation call per turn.
 
@@ -195,13 +223,18 @@ def play_episodes(
         pool: Env instances to reuse (a fresh pool if ``None``).
         sync: In distributed runs, maps this process's number of playing episodes to the number
             across all processes, so every process makes the same number of generation calls.
-        step: Runs one turn's env steps (default :func:`trl_env.stepping.step_envs`; a per-step
-            timeout or a worker pool replaces it).
+        step: Runs one turn's env steps (default :func:`trl_env.stepping.step_envs` with
+            ``stepper``).
+        stepper: Runs the env calls of a turn (default: made from ``config.env_workers`` and
+            ``config.env_step_timeout``, and shut down at the end).
 
     Returns:
         The episodes, in the order of ``tasks``; every completion is non-empty.
     """
     pool = pool or _EnvPool()
+    own_stepper = stepper is None
+    if stepper is None:
+        stepper = make_stepper(config.env_workers, config.env_step_timeout)
     episodes = [Episode(task) for task in tasks]
     envs = [pool.acquire(task) for task in tasks]
     policy = ModelPolicy(
@@ -222,14 +255,16 @@ def play_episodes(
             warn=True,
             sync=sync,
             step=step,
+            stepper=stepper,
         )
     finally:
         for episode, env in zip(episodes, envs, strict=True):
             if episode.error is None and episode.done:
                 pool.release(episode.task, env)
-            else:  # an env that failed may be in any state: never hand it to another episode
-                with contextlib.suppress(Exception):
-                    env.close()
+            else:  # an env that failed may be in any state (or still hung): never reuse it
+                stepper.close_env(env)
+        if own_stepper:
+            stepper.shutdown()
     for episode in episodes:
         _close_stream(episode, processor, config)
         episode.episode_return = config.aggregate(episode.rewards)

@@ -1,0 +1,94 @@
+"""``python -m trl_env.openenv serve ENV_ID --port N``: the command line of the OpenEnv server.
+
+``trl-env serve`` runs the same :func:`main` (its arguments after ``serve``).
+
+Example:
+    >>> from trl_env.openenv.cli import build_parser
+    >>> args = build_parser().parse_args(["serve", "TextWordle-v0", "--port", "8001"])
+    >>> (args.env_id, args.port, args.host, args.max_sessions)
+    ('TextWordle-v0', 8001, '127.0.0.1', 256)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["add_serve_arguments", "build_parser", "main", "run_serve"]
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON ({error}); example: '{{\"a\": 1}}'") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object, got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``serve`` to ``parser`` (for ``trl-env serve`` as well)."""
+    parser.add_argument("env_id", help="A registered text env ID, for example TextWordle-v0.")
+    parser.add_argument("--host", default="127.0.0.1", help="Interface (0.0.0.0: all).")
+    parser.add_argument("--port", type=_positive_int, default=8000, help="TCP port.")
+    parser.add_argument(
+        "--env-kwargs", type=_json_object, default={}, help="gym.make kwargs as a JSON object."
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=_positive_int,
+        default=256,
+        help="Concurrent sessions (episodes) at most.",
+    )
+    parser.add_argument("--log-level", default="warning", help="uvicorn's log level.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m trl_env.openenv``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m trl_env.openenv", description="Serve a trl-env text env over OpenEnv."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_serve_arguments(commands.add_parser("serve", help="Serve ENV_ID over OpenEnv."))
+    return parser
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve with parsed ``args``; a bad env ID or kwargs prints the error and returns 2."""
+    import gymnasium as gym
+
+    from trl_env.error import Error
+    from trl_env.openenv.server import serve
+
+    try:
+        serve(
+            args.env_id,
+            host=args.host,
+            port=args.port,
+            env_kwargs=args.env_kwargs,
+            max_sessions=args.max_sessions,
+            log_level=args.log_level,
+        )
+    except (gym.error.Error, Error, TypeError) as error:
+        print(f"error: cannot serve {args.env_id}: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``) and run the command; returns the exit code."""
+    return run_serve(build_parser().parse_args(argv))

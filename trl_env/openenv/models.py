@@ -1,0 +1,46 @@
+"""The wire types of a trl-env text env served over OpenEnv: one text action, one text observation.
+
+They are ordinary openenv-core ``Action``/``Observation`` models, so any OpenEnv client works:
+send ``{"message": "<the reply>"}`` and read ``observation["text"]``. The names follow the
+``message`` action of openenv-core's own echo template and of TextArena's OpenEnv env.
+
+Example:
+    >>> from trl_env.openenv.models import TextAction, TextObservation
+    >>> TextAction(message="[crane]").message
+    '[crane]'
+    >>> TextObservation(text="G Y X X X", reward=0.0, done=False).truncated
+    False
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from trl_env.error import MissingExtraError
+
+try:
+    from openenv.core.env_server.types import Action, Observation
+except ImportError as error:  # pragma: no cover - exercised only without the extra
+    raise MissingExtraError("openenv", "Serving and using OpenEnv envs", "openenv-core") from error
+
+__all__ = ["TextAction", "TextObservation"]
+
+
+class TextAction(Action):
+    """The agent's reply, as the text env's ``step`` receives it."""
+
+    message: str = Field(..., description="The agent's reply (the gymnasium action string).")
+
+
+class TextObservation(Observation):
+    """The env's message after a ``reset`` or ``step`` (``done`` is ``terminated or truncated``)."""
+
+    text: str = Field(default="", description="The observation string of the gymnasium env.")
+    truncated: bool = Field(
+        default=False, description="The episode ended by a time limit (done is also true)."
+    )
+    info: dict[str, Any] = Field(
+        default_factory=dict, description="The gymnasium info dict (JSON-safe values)."
+    )
