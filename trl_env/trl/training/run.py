@@ -234,10 +234,13 @@ def train(
     (output / "train_config.json").write_text(
         json.dumps(asdict(cfg), indent=2, default=str) + "\n", encoding="utf-8"
     )
+    import torch
+
     say(
         f"training {cfg.model or 'the tiny local model'} on {', '.join(cfg.env_ids)} for "
         f"{cfg.max_steps} steps (lr {cfg.learning_rate:g}, {cfg.num_generations} generations, "
-        f"batch {cfg.per_device_train_batch_size}); output in {output}"
+        f"batch {cfg.per_device_train_batch_size}, {torch.get_num_threads()} torch threads: "
+        f"--threads N to change); output in {output}"
         + (f"; resuming from {checkpoint}" if checkpoint else "")
     )
     from trl_env.trl.training._trainer import run_trainer
