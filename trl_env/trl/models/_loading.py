@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -184,5 +185,8 @@ def load_model_and_tokenizer(
     base = AutoModelForCausalLM.from_pretrained(
         resolve_model_path(adapter_base(name), log=log), **model_kwargs
     )
-    model = PeftModel.from_pretrained(base, name)
+    with warnings.catch_warnings():
+        # peft reads transformers' deprecated `is_gradient_checkpointing`; nothing to act on.
+        warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated")
+        model = PeftModel.from_pretrained(base, name)
     return (model.merge_and_unload() if merge_adapter else model), tokenizer
