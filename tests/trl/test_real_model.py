@@ -43,6 +43,18 @@ def _gguf_path() -> Path | None:
     return None
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread_per_worker() -> Any:
+    """Under ``pytest -n 2`` each worker gets one core: two threads each would oversubscribe."""
+    import torch
+
+    before = torch.get_num_threads()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def gguf() -> str:
     path = _gguf_path()
@@ -88,30 +100,50 @@ class _Scripted:
         return [list(ids) for _ in inputs], [[-0.5] * len(ids) for _ in inputs]
 
 
-def _messages(episode: Any, system_prompt: str | None) -> list[dict[str, str]]:
-    """The conversation of an episode, as a chat template takes it."""
-    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    for item in episode.transcript:
-        if item["role"] == "env":
-            messages.append({"role": "user", "content": item["text"]})
-        else:  # the sampled text ends with the template's end-of-turn token
-            content = item["text"].removesuffix("<|im_end|>")
-            messages.append({"role": "assistant", "content": content, "raw": item["text"]})
-    return messages[:-1] if messages[-1]["role"] == "user" else messages  # the final env reply
+def _model_turns(episode: Any) -> list[list[int]]:
+    """The sampled ids of each model turn (the runs of ``env_mask == 1``)."""
+    turns: list[list[int]] = []
+    previous = 0
+    for token, mask in zip(episode.completion_ids, episode.env_mask, strict=True):
+        if mask and not previous:
+            turns.append([])
+        if mask:
+            turns[-1].append(token)
+        previous = mask
+    return turns
 
 
 def _assert_stream_is_the_rendering(
     episode: Any, tokenizer: Any, system_prompt: str | None
 ) -> None:
-    messages = _messages(episode, system_prompt)
-    last = messages.pop()  # the final model turn: its sampled ids end the stream
-    assert last["role"] == "assistant"
-    history = [{"role": m["role"], "content": m["content"]} for m in messages]
-    rendered = tokenizer.apply_chat_template(history, tokenize=False, add_generation_prompt=True)
-    prefix = tokenizer.encode(rendered, add_special_tokens=False)
-    stream = episode.prompt_ids + episode.completion_ids
-    assert stream[: len(prefix)] == prefix
-    assert tokenizer.decode(stream[len(prefix) :]) == last["raw"]
+    """The stream is the chat template's rendering of the conversation, token for token.
+
+    (A turn cut at its token limit is closed by the environment chunk, which then starts with
+    ``<|im_end|>``: the rendering has it there too.)
+
+    Each model turn is kept exactly as sampled (re-encoding sampled text need not give the same
+    ids), and everything between two model turns is the template's own text, encoded: the
+    tokenizer's rendering of the conversation before turn k+1 extends the one before turn k by
+    turn k's text and then that chunk (ChatML is prefix-preserving).
+    """
+    history = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    env_texts = [item["text"] for item in episode.transcript if item["role"] == "env"]
+    samples = _model_turns(episode)
+    assert len(samples) == episode.turns and len(env_texts) >= episode.turns
+    expected: list[int] = []
+    rendered_before = ""
+    for turn, sample in enumerate(samples):
+        history.append({"role": "user", "content": env_texts[turn]})
+        rendered = tokenizer.apply_chat_template(
+            history, tokenize=False, add_generation_prompt=True
+        )
+        assert rendered.startswith(rendered_before)  # prefix-preserving
+        expected += tokenizer.encode(rendered[len(rendered_before) :], add_special_tokens=False)
+        expected += sample
+        text = tokenizer.decode(sample)  # a turn cut at its token limit has no <|im_end|>
+        history.append({"role": "assistant", "content": text.removesuffix("<|im_end|>")})
+        rendered_before = rendered + text
+    assert episode.prompt_ids + episode.completion_ids == expected
 
 
 @pytest.mark.parametrize("env_id", ["TextWordle-v0", "TextGuessNumber-v0"])
@@ -134,6 +166,8 @@ def test_multi_turn_token_stream_equals_the_chat_template(
 
 def test_real_model_episodes_are_token_exact(smollm2: tuple[Any, Any]) -> None:
     model, tokenizer = smollm2
+    from transformers import GenerationConfig
+
     from trl_env.trl import TransformersGenerator
 
     processor = ChatTemplateProcessor(tokenizer)
@@ -141,26 +175,26 @@ def test_real_model_episodes_are_token_exact(smollm2: tuple[Any, Any]) -> None:
         model.eval(),
         pad_token_id=tokenizer.pad_token_id,
         eos_token_ids=sorted(processor.eos_token_ids),
+        generation_config=GenerationConfig(do_sample=True, temperature=1.0, top_k=0, top_p=1.0),
     )
-    config = RolloutConfig(max_new_tokens_per_turn=24, max_turns=2, log_metrics=False)
+    config = RolloutConfig(max_new_tokens_per_turn=12, max_turns=2, log_metrics=False)
     tasks = [Task(env_id="TextGuessNumber-v0", seed=str(s), kwargs={}) for s in (10000, 10001)]
     episodes = play_episodes(tasks, generator, processor, config, max_completion_length=256)
     for episode in episodes:
         model_ids = [t for t, m in zip(episode.completion_ids, episode.env_mask, strict=True) if m]
         agent_text = "".join(i["text"] for i in episode.transcript if i["role"] == "agent")
         assert tokenizer.decode(model_ids) == agent_text  # sampled tokens kept as sampled
-        if all(i["stopped"] for i in episode.transcript if i["role"] == "agent"):
-            _assert_stream_is_the_rendering(episode, tokenizer, config.system_prompt)
+        _assert_stream_is_the_rendering(episode, tokenizer, config.system_prompt)
 
 
 def test_eval_plays_a_few_episodes(gguf: str, capsys: pytest.CaptureFixture[str]) -> None:
     from trl_env.cli import main
 
     argv = ["eval", ENV, "--policy", gguf, "--episodes", "2", "--seed", "10000", "--json"]
-    code = main([*argv, "--max-new-tokens", "16", "--temperature", "0", "--no-progress"])
+    code = main([*argv, "--max-new-tokens", "8", "--temperature", "0", "--no-progress"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    summary = json.loads(captured.out)["envs"][0]
+    summary = json.loads(captured.out)["envs"][ENV]
     assert summary["episodes"] == 2 and 0 <= summary["success_rate"] <= 1
 
 
@@ -178,8 +212,8 @@ def test_one_grpo_step(gguf: str, lora: bool, tmp_path: Path) -> None:
         num_generations=2,
         per_device_train_batch_size=2,
         num_tasks=2,
-        max_completion_length=24,
-        max_new_tokens_per_turn=12,
+        max_completion_length=16,
+        max_new_tokens_per_turn=8,
         save_steps=0,
         lora=lora,
         plot=False,

@@ -420,4 +420,4 @@ def test_lora_run_saves_an_adapter_that_eval_plays(
     assert code == 0, captured.err
     assert "using the run's settings (max-new-tokens 8, max-completion-length 16" in captured.err
     report = json.loads(captured.out)
-    assert report["envs"][0]["episodes"] == 4
+    assert report["envs"][ENV]["episodes"] == 4
