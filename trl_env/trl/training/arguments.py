@@ -84,6 +84,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, config_class: type) ->
             options["choices"] = meta["choices"]
         if kind in (int, float):
             options["type"] = kind
+            options["metavar"] = "N" if kind is int else "X"
         if kind is dict:
             options["metavar"] = "JSON"
         parser.add_argument(*names, **options)
