@@ -82,7 +82,7 @@ def main() -> None:
     if args.tiny:
         # A 2-layer random model and its tokenizer, built locally and loaded from disk exactly
         # like a Hub checkpoint; CPU-sized settings so that a step takes seconds.
-        from trl_env.trl.tiny import build_tiny_model
+        from trl_env.trl.models import build_tiny_model
 
         model = build_tiny_model(os.path.join(args.output_dir, "tiny-model"), seed=args.seed)
         args.num_tasks, args.batch_size, args.gradient_accumulation_steps = 16, 8, 1

@@ -467,7 +467,7 @@ def _allowed() -> frozenset[str]:
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
     pytest.importorskip("trl")
-    from trl_env.trl.tiny import build_tiny_model
+    from trl_env.trl.models import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("cli-tiny-qwen3"))
 

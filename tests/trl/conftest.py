@@ -13,7 +13,7 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     ``model="Qwen/Qwen3-0.6B"`` (and so that ``GRPOTrainer`` can reload it). Treat it as read-only:
     it is shared by every test of the session.
     """
-    from trl_env.trl.tiny import build_tiny_model
+    from trl_env.trl.models import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-qwen3"))
 

@@ -21,7 +21,14 @@ import transformers
 
 from trl_env.trl import train as train_module
 from trl_env.trl.tiny import load_model_and_tokenizer
-from trl_env.trl.train import TrainConfig, TrainResult, add_arguments, run, train
+from trl_env.trl.train import (
+    TrainConfig,
+    TrainResult,
+    add_arguments,
+    config_from_args,
+    run,
+    train,
+)
 
 ENV = "TextLargestNumber-v0"
 # Small and fast: 2 tasks x 8 generations per step, a few warm-start steps.
@@ -150,7 +157,8 @@ def test_missing_packages_name_the_install(
     if importlib.util.find_spec(package) is not None:
         pytest.skip(f"{package} is installed")
     assert run_cli([ENV, flag, "--output-dir", str(tmp_path)]) == 2
-    assert f"pip install {package}" in capsys.readouterr().err
+    install = '"trl-env[lora]"' if package == "peft" else package
+    assert f"pip install {install}" in capsys.readouterr().err
 
 
 def test_bad_vllm_mode_is_an_argparse_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -271,10 +279,145 @@ def test_python_api_on_two_envs(tmp_path: Path) -> None:
     assert result.config.env_ids == [ENV, "TextGuessNumber-v0"]
     assert result.wall_time_s >= result.train_time_s > 0
     assert any(line.startswith("warm start: 5 steps") for line in lines)
-    assert lines[-1].startswith("done in ")
+    # Progress of the warm start shows in a log too (output here is not a terminal).
+    assert "warm start: 5/5 steps" in " ".join(lines)
+    assert lines[-2].startswith("done in ")
+    assert lines[-1].startswith("evaluate it on held-out seeds with: trl-env eval")
+    assert f"--policy {tmp_path / 'api'}" in lines[-1]
     # Per-env metrics are logged when the dataset mixes envs.
     assert any(key.startswith(f"env/{ENV}/") for key in result.history[0])
 
 
 def test_module_exports() -> None:
     assert set(train_module.__all__) >= {"TrainConfig", "TrainResult", "add_arguments", "run"}
+
+
+# ---------------------------------------------------------------------------- options from the config
+
+
+def test_every_config_field_is_an_option() -> None:
+    import dataclasses
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    dests = {action.dest for action in parser._actions}
+    assert {f.name for f in dataclasses.fields(TrainConfig)} <= dests
+
+
+@pytest.mark.parametrize(
+    ("argv", "field", "value"),
+    [
+        (["--lr", "0.01"], "learning_rate", 0.01),
+        (["--learning-rate", "0.01"], "learning_rate", 0.01),
+        (["--max-new-tokens", "5"], "max_new_tokens_per_turn", 5),
+        (["--max-new-tokens-per-turn", "5"], "max_new_tokens_per_turn", 5),
+        (["--batch-size", "16"], "per_device_train_batch_size", 16),
+        (["--out", "x"], "output_dir", "x"),
+        (["--lr-scheduler", "linear"], "lr_scheduler_type", "linear"),
+        (["--no-plot"], "plot", False),
+        (["--no-progress"], "progress", False),
+        (["--lora"], "lora", True),
+        (["--system-prompt", ""], "system_prompt", None),
+        (["--env-kwargs", '{"num_options": 3}'], "env_kwargs", {"num_options": 3}),
+        (["--resume"], "resume", True),
+        ([], "save_steps", None),
+    ],
+)
+def test_options_and_aliases_map_to_config_fields(argv: list[str], field: str, value: Any) -> None:
+    config = config_from_args(parse([ENV, *argv]))
+    assert getattr(config, field) == value
+
+
+def test_help_lists_generated_options(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse(["--help"])
+    out = capsys.readouterr().out
+    for flag in ("--max-new-tokens", "--overwrite", "--resume", "--save-total-limit", "--no-plot"):
+        assert flag in out
+
+
+def test_checkpoints_are_on_by_default() -> None:
+    assert TrainConfig([ENV]).resolved().save_steps == 40  # a tenth of the 400 tiny-model steps
+    assert TrainConfig([ENV], max_steps=5).resolved().save_steps == 1
+    assert TrainConfig([ENV], save_steps=0).resolved().save_steps == 0
+
+
+# ---------------------------------------------------------------------------- runs never lose work
+
+
+def test_an_existing_run_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "metrics.csv").write_text("step,reward\n1,0.5\n")
+    assert run_cli([ENV, "--output-dir", str(tmp_path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "already holds files" in err and "--resume" in err and "--overwrite" in err
+    assert (tmp_path / "metrics.csv").read_text() == "step,reward\n1,0.5\n"  # untouched
+
+
+def test_overwrite_only_replaces_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    assert run_cli([ENV, "--output-dir", str(tmp_path), "--overwrite", "--no-progress"]) == 2
+    assert "no trl-env run" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_resume_needs_a_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli([ENV, "--output-dir", str(tmp_path / "new"), "--resume"]) == 2
+    assert "holds no checkpoint-N folder" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="exclude each other"):
+        TrainConfig([ENV], overwrite=True, resume=True)
+
+
+def test_eval_command_of_a_run() -> None:
+    config = TrainConfig([ENV, "TextWordle-v0"], output_dir="runs/my run").resolved()
+    assert train_module.eval_command(config) == (
+        f"trl-env eval {ENV} TextWordle-v0 --policy 'runs/my run' --episodes 100 --seed 10000 "
+        "--out 'runs/my run/eval'"
+    )
+
+
+@pytest.mark.slow
+def test_resume_overwrite_and_interrupt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trl_env.trl.training import callbacks
+
+    out = tmp_path / "run"
+    base = [ENV, "--output-dir", str(out), *FAST, "--no-plot"]
+    assert run_cli([*base, "--max-steps", "2", "--save-steps", "1"]) == 0
+    capsys.readouterr()
+    # --resume continues from checkpoint-2 up to the new max_steps; earlier rows are kept.
+    assert run_cli([*base, "--max-steps", "3", "--save-steps", "1", "--resume"]) == 0
+    assert [row["step"] for row in read_csv(out / "metrics.csv")] == ["1", "2", "3"]
+    assert (out / "checkpoint-3").is_dir() and (out / "final" / "config.json").is_file()
+    capsys.readouterr()
+
+    # Ctrl-C during step 1 of a new run (--overwrite): the model so far is saved, exit 130.
+    def interrupt(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(callbacks.MetricsCallback, "on_log", interrupt)
+    assert run_cli([*base, "--max-steps", "2", "--save-steps", "0", "--overwrite"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert (out / "interrupted" / "model.safetensors").is_file()
+    assert not (out / "final").exists() and not (out / "checkpoint-3").exists()  # replaced
+
+
+@pytest.mark.slow
+def test_lora_run_saves_an_adapter_that_eval_plays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("peft")
+    from trl_env.cli import main
+
+    out = tmp_path / "lora"
+    argv = [ENV, "--lora", "--max-steps", "1", "--output-dir", str(out), *FAST, "--no-plot"]
+    assert run_cli(argv) == 0
+    assert (out / "final" / "adapter_config.json").is_file()
+    assert not (out / "final" / "config.json").exists()  # the adapter only, not a copy of the base
+    capsys.readouterr()
+    code = main(["eval", ENV, "--policy", str(out), "--episodes", "4", "--json", "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "using the run's settings (max-new-tokens 8, max-completion-length 16" in captured.err
+    report = json.loads(captured.out)
+    assert report["envs"][ENV]["episodes"] == 4

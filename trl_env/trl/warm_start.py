@@ -1,6 +1,6 @@
 """Format-only warm start: teach a model the reply *format* of an env, not how to play it.
 
-A randomly initialised model (such as the built-in tiny one, see :mod:`trl_env.trl.tiny`) samples
+A randomly initialised model (such as the built-in tiny one, see :mod:`trl_env.trl.models`) samples
 gibberish: every reply is an invalid action, every reward the same, and GRPO has no signal to
 learn from. :func:`warm_start` fixes that with a few hundred steps of supervised fine-tuning on
 *format-only* data: the prompts are real first observations of the env, rendered exactly as the
@@ -16,7 +16,7 @@ warm start is at (or below) chance level, and whatever it gains above chance dur
 from the reward. Add other envs with :func:`register_format_example`.
 
 Example:
-    >>> from trl_env.trl.tiny import load_model_and_tokenizer
+    >>> from trl_env.trl.models import load_model_and_tokenizer
     >>> model, tokenizer = load_model_and_tokenizer("/tmp/tiny-qwen3")  # doctest: +SKIP
     >>> stats = warm_start(model, tokenizer, ["TextLargestNumber-v0"], steps=200)  # doctest: +SKIP
 """

@@ -1,0 +1,98 @@
+"""What a model name points at: a Hub id, a local directory, a ``.gguf`` file, a LoRA adapter or a
+``trl-env train`` run folder. Pure path logic (no torch), so that it is cheap to call up front."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+__all__ = [
+    "HUB_ID",
+    "adapter_base",
+    "is_adapter_dir",
+    "is_hub_id",
+    "is_run_dir",
+    "run_config",
+    "run_model_dir",
+]
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+"""The shapes of a Hugging Face Hub repository id: ``org/name`` or ``name``."""
+
+RUN_CONFIG = "train_config.json"
+"""The file every ``trl-env train`` run folder holds (its resolved settings)."""
+
+_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+
+
+def is_hub_id(name: str) -> bool:
+    """Whether ``name`` is shaped like a Hub id (and is not a path to a ``.gguf`` file).
+
+    Example:
+        >>> is_hub_id("HuggingFaceTB/SmolLM2-135M-Instruct"), is_hub_id("./no/such/dir")
+        (True, False)
+    """
+    return bool(HUB_ID.match(name)) and not name.lower().endswith(".gguf")
+
+
+def is_run_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a ``trl-env train`` output folder (it holds ``train_config.json``)."""
+    return (Path(path) / RUN_CONFIG).is_file()
+
+
+def is_adapter_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` holds a PEFT (LoRA) adapter rather than a whole model."""
+    folder = Path(path)
+    return (folder / "adapter_config.json").is_file() and not (folder / "config.json").is_file()
+
+
+def adapter_base(path: str | os.PathLike[str]) -> str:
+    """The base model an adapter directory was trained on (``base_model_name_or_path``)."""
+    config = json.loads((Path(path) / "adapter_config.json").read_text(encoding="utf-8"))
+    base = config.get("base_model_name_or_path")
+    if not base:
+        raise ValueError(
+            f"the LoRA adapter in {os.fspath(path)!r} does not name its base model "
+            "(adapter_config.json has no base_model_name_or_path): load the base model and apply "
+            "the adapter with peft.PeftModel.from_pretrained(base, adapter_dir)"
+        )
+    return str(base)
+
+
+def run_model_dir(run: str | os.PathLike[str]) -> Path:
+    """The model a run folder stands for: ``final/``, else its latest checkpoint, else the model
+    saved on Ctrl-C (``interrupted/``).
+
+    Raises:
+        FileNotFoundError: If the run saved no model yet (the message says how to continue it).
+    """
+    folder = Path(run)
+    if (folder / "final").is_dir():
+        return folder / "final"
+    checkpoints = sorted(
+        (int(match.group(1)), child)
+        for child in folder.iterdir()
+        if child.is_dir() and (match := _CHECKPOINT.match(child.name))
+    )
+    if checkpoints:
+        return checkpoints[-1][1]
+    if (folder / "interrupted").is_dir():
+        return folder / "interrupted"
+    raise FileNotFoundError(
+        f"the run folder {os.fspath(run)!r} holds no model yet (no final/, checkpoint-N/ or "
+        f"interrupted/): continue it with `trl-env train ... --output-dir {os.fspath(run)} "
+        "--resume`, or name a model directory"
+    )
+
+
+def run_config(path: str | os.PathLike[str]) -> dict[str, object] | None:
+    """The ``train_config.json`` of the run that ``path`` (a run folder, or its ``final/`` or
+    ``checkpoint-N/`` folder) belongs to; ``None`` if ``path`` belongs to no run."""
+    folder = Path(path)
+    for candidate in (folder, folder.parent):
+        if is_run_dir(candidate):
+            data = json.loads((candidate / RUN_CONFIG).read_text(encoding="utf-8"))
+            return data if isinstance(data, dict) else None
+    return None

@@ -1,0 +1,285 @@
+"""Generation backends for the rollout: one batched call per turn, token ids in, token ids out.
+
+A backend takes the token ids of every episode still playing and returns, for each, the sampled
+token ids of the model's next turn and the log-probability of each sampled token. Nothing is
+re-rendered from text: the rollout owns the token stream.
+
+* :class:`TransformersGenerator`: ``model.generate`` (``GRPOConfig(use_vllm=False)``), with the
+  trainer's sampling settings; also usable on a bare model for evaluation.
+* :class:`VLLMGenerator`: ``trainer.vllm_generation`` (vLLM colocate or server mode).
+* :class:`VLLMEngineGenerator`: an offline ``vllm.LLM`` engine of its own (evaluation on a GPU).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
+
+__all__ = [
+    "Generator",
+    "TransformersGenerator",
+    "VLLMEngineGenerator",
+    "VLLMGenerator",
+    "generator_from_trainer",
+]
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """What the rollout needs from a generation backend."""
+
+    def generate(
+        self, inputs: Sequence[Sequence[int]], max_new_tokens: int
+    ) -> tuple[list[list[int]], list[list[float]]]:
+        """Sample one turn for each input.
+
+        Args:
+            inputs: Token ids of each episode so far (prompt, then the completion so far).
+            max_new_tokens: Upper bound on the tokens sampled for each input.
+
+        Returns:
+            ``(completion_ids, logprobs)``: per input, the sampled ids (ending with an EOS id if the
+            model stopped by itself, and never containing anything after it) and one log-probability
+            per sampled id.
+        """
+        ...
+
+
+class _SampledLogprobs(LogitsProcessor):
+    """Records the log-probability of each sampled token while ``generate`` runs.
+
+    Custom processors run before transformers' sampling warpers, so ``scores`` are the raw logits:
+    dividing by the temperature gives exactly the distribution TRL's loss uses
+    (``log_softmax(logits / temperature)``). Only the previous step's distribution is kept, so
+    memory is ``batch x vocab`` instead of ``batch x steps x vocab`` (``output_logits`` would need
+    gigabytes for a 150k vocabulary).
+    """
+
+    def __init__(self, prompt_length: int, temperature: float) -> None:
+        self.prompt_length = prompt_length
+        self.temperature = temperature if temperature > 0 else 1.0
+        self.steps: list[torch.Tensor] = []
+        self._previous: torch.Tensor | None = None
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        if input_ids.shape[1] > self.prompt_length:
+            self.collect(input_ids[:, -1])
+        self._previous = torch.log_softmax(scores.float() / self.temperature, dim=-1)
+        return scores
+
+    def collect(self, sampled: torch.Tensor) -> None:
+        if self._previous is not None:
+            index = sampled.to(self._previous.device).unsqueeze(1)
+            self.steps.append(self._previous.gather(1, index).squeeze(1))
+            self._previous = None
+
+
+class TransformersGenerator:
+    """Batched turn generation with ``transformers``' ``generate``.
+
+    Args:
+        model: A causal LM (unwrapped), or a callable returning a context manager that yields one
+            (how the trainer unwraps DDP/FSDP/DeepSpeed models for generation).
+        pad_token_id: Id used to left-pad the batch.
+        eos_token_ids: Ids that end a model turn.
+        generation_config: Sampling settings; ``max_new_tokens`` is set per call.
+        temperature: Temperature used for the returned log-probabilities (the sampling one).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        pad_token_id: int,
+        eos_token_ids: Sequence[int],
+        generation_config: GenerationConfig,
+        temperature: float = 1.0,
+    ) -> None:
+        self._model = model
+        self.pad_token_id = pad_token_id
+        self.eos_token_ids = frozenset(int(i) for i in eos_token_ids)
+        self.generation_config = generation_config
+        self.temperature = temperature
+
+    @classmethod
+    def from_trainer(cls, trainer: Any) -> TransformersGenerator:
+        """The generator ``GRPOTrainer`` itself would use (same model unwrapping and sampling)."""
+        from trl.models import unwrap_model_for_generation
+
+        @contextlib.contextmanager
+        def unwrapped() -> Iterator[Any]:
+            with (
+                unwrap_model_for_generation(
+                    trainer.model_wrapped,
+                    trainer.accelerator,
+                    gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
+                    generation_kwargs=trainer.generation_kwargs,
+                    gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
+                ) as model,
+                trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False),
+            ):
+                yield model
+
+        tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
+        return cls(
+            unwrapped,
+            pad_token_id=tokenizer.pad_token_id,
+            eos_token_ids=trainer.eos_token_ids,
+            generation_config=trainer.generation_config,
+            temperature=trainer.temperature,
+        )
+
+    @contextlib.contextmanager
+    def _model_context(self) -> Iterator[Any]:
+        if callable(self._model) and not isinstance(self._model, torch.nn.Module):
+            with self._model() as model:
+                yield model
+        else:
+            yield self._model
+
+    def generate(
+        self, inputs: Sequence[Sequence[int]], max_new_tokens: int
+    ) -> tuple[list[list[int]], list[list[float]]]:
+        """Sample one turn for every input in one ``generate`` call (see :class:`Generator`)."""
+        with self._model_context() as model, torch.no_grad():
+            if not inputs:
+                # Entering the context still matters in distributed runs (sharded weights are
+                # gathered there), so a process with nothing to generate still takes part.
+                return [], []
+            device = next(model.parameters()).device
+            width = max(len(ids) for ids in inputs)
+            input_ids = torch.full((len(inputs), width), self.pad_token_id, dtype=torch.long)
+            attention_mask = torch.zeros((len(inputs), width), dtype=torch.long)
+            for row, ids in enumerate(inputs):
+                input_ids[row, width - len(ids) :] = torch.as_tensor(ids, dtype=torch.long)
+                attention_mask[row, width - len(ids) :] = 1
+            recorder = _SampledLogprobs(width, self.temperature)
+            config = GenerationConfig.from_dict(
+                {**self.generation_config.to_dict(), "max_new_tokens": max_new_tokens}
+            )
+            output = model.generate(
+                input_ids=input_ids.to(device),
+                attention_mask=attention_mask.to(device),
+                generation_config=config,
+                logits_processor=LogitsProcessorList([recorder]),
+            )
+        sampled = output[:, width:].cpu()
+        if sampled.shape[1]:
+            recorder.collect(sampled[:, -1])  # the last sampled token's
+        logprobs = torch.stack(recorder.steps, dim=1).cpu() if recorder.steps else None
+        completions: list[list[int]] = []
+        completion_logprobs: list[list[float]] = []
+        for row in range(len(inputs)):
+            ids = sampled[row].tolist()
+            end = next((i + 1 for i, t in enumerate(ids) if t in self.eos_token_ids), len(ids))
+            completions.append(ids[:end])
+            completion_logprobs.append(logprobs[row, :end].tolist() if logprobs is not None else [])
+        return completions, completion_logprobs
+
+
+class VLLMGenerator:
+    """Batched turn generation through ``trainer.vllm_generation`` (colocate or server mode).
+
+    ``vllm_generation.generate`` reads its per-call token limit from ``max_completion_length``; it is
+    set to the turn's budget for the duration of the call and restored afterwards. Prompts are sent
+    with ``num_generations=1``: in server mode TRL de-duplicates by ``num_generations``, and the
+    rollout already holds one entry per episode.
+    """
+
+    def __init__(self, vllm_generation: Any, *, eos_token_ids: Sequence[int]) -> None:
+        self.vllm_generation = vllm_generation
+        self.eos_token_ids = frozenset(int(i) for i in eos_token_ids)
+
+    @classmethod
+    def from_trainer(cls, trainer: Any) -> VLLMGenerator:
+        """The trainer's vLLM backend (requires ``GRPOConfig(use_vllm=True)``)."""
+        return cls(trainer.vllm_generation, eos_token_ids=trainer.eos_token_ids)
+
+    def generate(
+        self, inputs: Sequence[Sequence[int]], max_new_tokens: int
+    ) -> tuple[list[list[int]], list[list[float]]]:
+        """Sample one turn for every input (see :class:`Generator`)."""
+        backend = self.vllm_generation
+        previous_limit = backend.max_completion_length
+        backend.max_completion_length = max_new_tokens
+        try:
+            _, completion_ids, logprobs, _ = backend.generate(
+                prompts=[list(ids) for ids in inputs], images=None, num_generations=1
+            )
+        finally:
+            backend.max_completion_length = previous_limit
+        completions, completion_logprobs = [], []
+        for ids, token_logprobs in zip(completion_ids, logprobs, strict=True):
+            ids = list(ids)
+            end = next((i + 1 for i, t in enumerate(ids) if t in self.eos_token_ids), len(ids))
+            # vLLM gives top-k lists per token with the sampled token first; None means unscored.
+            values = [_first_logprob(lp) for lp in token_logprobs[:end]]
+            completions.append(ids[:end])
+            completion_logprobs.append(values)
+        return completions, completion_logprobs
+
+
+class VLLMEngineGenerator:
+    """Batched turns from an offline ``vllm.LLM`` engine (for evaluation; needs a CUDA GPU).
+
+    The model is named as anywhere else in trl-env (a ``.gguf`` file or a run folder resolves to
+    its model directory first; a LoRA adapter must be merged into a model directory first).
+    """
+
+    def __init__(self, model: str, eos_token_ids: Sequence[int], temperature: float) -> None:
+        from vllm import LLM
+
+        from trl_env.trl.models._loading import resolve_model_path
+
+        self.llm = LLM(model=resolve_model_path(model))
+        self.eos_token_ids = sorted(int(i) for i in eos_token_ids)
+        self.temperature = temperature
+
+    def generate(
+        self, inputs: Sequence[Sequence[int]], max_new_tokens: int
+    ) -> tuple[list[list[int]], list[list[float]]]:
+        """Sample one turn for every input (see :class:`Generator`)."""
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        if not inputs:
+            return [], []
+        params = SamplingParams(
+            max_tokens=max_new_tokens,
+            temperature=self.temperature,
+            logprobs=0,
+            stop_token_ids=self.eos_token_ids,
+        )
+        outputs = self.llm.generate(
+            [TokensPrompt(prompt_token_ids=list(ids)) for ids in inputs], params, use_tqdm=False
+        )
+        completions, logprobs = [], []
+        for output in outputs:
+            sample = output.outputs[0]
+            ids = list(sample.token_ids)
+            completions.append(ids)
+            steps = sample.logprobs or []  # one {token id: Logprob} dict per sampled token
+            logprobs.append(
+                [float(step[token].logprob) for step, token in zip(steps, ids, strict=False)]
+            )
+        return completions, logprobs
+
+
+def _first_logprob(value: Any) -> float:
+    if isinstance(value, list | tuple):
+        value = value[0] if value else None
+    return float("nan") if value is None else float(value)
+
+
+def generator_from_trainer(trainer: Any) -> Generator:
+    """Pick the backend the trainer is configured for (``use_vllm`` or not)."""
+    if getattr(trainer, "use_vllm", False):
+        return VLLMGenerator.from_trainer(trainer)
+    return TransformersGenerator.from_trainer(trainer)
+
+
+GeneratorFactory = Callable[[Any], Generator]

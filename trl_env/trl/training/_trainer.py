@@ -1,0 +1,181 @@
+"""The GRPO part of a run: the starting model, TRL's ``GRPOTrainer`` and what it saves."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from trl_env.trl.training.config import TrainConfig
+
+__all__ = ["run_trainer"]
+
+Say = Callable[[str], None]
+
+
+def _starting_model(cfg: TrainConfig, resuming: bool, say: Say) -> str:
+    """The model GRPO starts from, before any warm start (built, converted or as named)."""
+    from trl_env.trl import models
+
+    output = Path(cfg.output_dir or ".")
+    if cfg.model is not None:
+        name = models.resolve_model_path(cfg.model, log=say)
+        # Absolute, so that a LoRA adapter saved by the run names a base that loads from anywhere.
+        return str(Path(name).resolve()) if Path(name).exists() else name
+    base = (output / "base-model").resolve()
+    if resuming and (base / "config.json").is_file():
+        return str(base)
+    name = models.build_tiny_model(base, seed=cfg.seed)
+    say(f"built the tiny local model (2-layer Qwen3, qwen3 chat template) in {name}")
+    return name
+
+
+def _warm_start(cfg: TrainConfig, name: str, say: Say) -> str:
+    import torch
+
+    from trl_env.trl.models import load_model_and_tokenizer
+    from trl_env.trl.training.callbacks import Progress
+    from trl_env.trl.warm_start import warm_start
+
+    model, tokenizer = load_model_and_tokenizer(name)
+    if torch.cuda.is_available():
+        model.to("cuda")
+    progress = Progress(cfg.warm_start_steps or 0, "warm start", enabled=cfg.progress, write=say)
+    stats = warm_start(
+        model,
+        tokenizer,
+        cfg.env_ids,
+        steps=cfg.warm_start_steps or 0,
+        # The tiny model is trained from scratch; a pretrained one only needs nudging.
+        learning_rate=3e-3 if cfg.model is None else 1e-5,
+        seed=cfg.seed,
+        system_prompt=cfg.system_prompt,
+        env_kwargs=cfg.env_kwargs,
+        callback=lambda step, loss: progress.update(loss=loss),
+    )
+    progress.close()
+    target = str((Path(cfg.output_dir or ".") / "warm-start").resolve())
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    say(
+        f"warm start: {stats.steps} steps of format-only SFT (random well-formed replies), "
+        f"loss {stats.first_loss:.3f} -> {stats.last_loss:.3f} in {stats.seconds:.0f} s; "
+        f"saved to {target}"
+    )
+    return target
+
+
+def _prepare_model(cfg: TrainConfig, resuming: bool, say: Say) -> str:
+    """The directory or Hub id GRPO starts from (warm-started if asked)."""
+    warm = Path(cfg.output_dir or ".", "warm-start").resolve()
+    if resuming and cfg.warm_start_steps and (warm / "config.json").is_file():
+        return str(warm)  # the checkpoint holds the weights; this only gives the architecture
+    name = _starting_model(cfg, resuming, say)
+    return _warm_start(cfg, name, say) if cfg.warm_start_steps else name
+
+
+def _grpo_args(cfg: TrainConfig) -> Any:
+    import torch
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=str(cfg.output_dir),
+        use_cpu=not torch.cuda.is_available(),
+        bf16=cfg.bf16,
+        learning_rate=cfg.learning_rate,
+        lr_scheduler_type=cfg.lr_scheduler_type,
+        per_device_train_batch_size=cfg.per_device_train_batch_size,
+        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        num_generations=cfg.num_generations,
+        max_completion_length=cfg.max_completion_length,
+        max_steps=cfg.max_steps,
+        beta=cfg.beta,
+        temperature=cfg.temperature,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        use_vllm=cfg.use_vllm,
+        vllm_mode=cfg.vllm_mode,
+        vllm_gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
+        logging_steps=1,
+        save_strategy="steps" if cfg.save_steps else "no",
+        save_steps=cfg.save_steps or 500,
+        save_total_limit=cfg.save_total_limit,
+        report_to="none",
+        disable_tqdm=True,
+    )
+
+
+def _peft_config(cfg: TrainConfig) -> Any:
+    if not cfg.lora:
+        return None
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=cfg.lora_r, lora_alpha=cfg.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"
+    )
+
+
+def _step_of(checkpoint: str | None) -> int | None:
+    return int(Path(checkpoint).name.rsplit("-", 1)[1]) if checkpoint else None
+
+
+def run_trainer(
+    cfg: TrainConfig, checkpoint: str | None, started: float, say: Say
+) -> tuple[list[dict[str, Any]], float]:
+    """Train (resuming from ``checkpoint`` if given) and save ``<output_dir>/final``.
+
+    Returns:
+        The logged rows (one per step) and the seconds spent in ``trainer.train``.
+
+    Raises:
+        KeyboardInterrupt: After saving the model so far to ``<output_dir>/interrupted``.
+    """
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from trl import GRPOTrainer
+
+    import trl_env
+    from trl_env.trl.models import load_model_and_tokenizer
+    from trl_env.trl.training.callbacks import CsvLog, MetricsCallback
+
+    output = Path(cfg.output_dir or ".")
+    name = _prepare_model(cfg, checkpoint is not None, say)
+    model, tokenizer = load_model_and_tokenizer(name, require_chat_template=True, log=say)
+    metrics = MetricsCallback(
+        CsvLog(output / "metrics.csv", keep_until_step=_step_of(checkpoint)), cfg.progress, started
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=trl_env.env_reward,
+        args=_grpo_args(cfg),
+        train_dataset=trl_env.make_dataset(
+            cfg.env_ids, cfg.num_tasks, seed=cfg.seed, **cfg.env_kwargs
+        ),
+        processing_class=tokenizer,
+        rollout_func=trl_env.make_rollout_func(
+            max_new_tokens_per_turn=cfg.max_new_tokens_per_turn,
+            max_turns=cfg.max_turns,
+            system_prompt=cfg.system_prompt,
+        ),
+        peft_config=_peft_config(cfg),
+        callbacks=[metrics],
+    )
+    # Our callback prints one compact line per step instead of transformers' dicts and bar.
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    train_started = time.perf_counter()
+    try:
+        trainer.train(resume_from_checkpoint=checkpoint)
+    except KeyboardInterrupt:
+        target = output / "interrupted"
+        trainer.save_model(str(target))
+        tokenizer.save_pretrained(str(target))
+        say(
+            f"interrupted after step {trainer.state.global_step}: model saved to {target}; "
+            f"continue from the last checkpoint with --output-dir {output} --resume"
+        )
+        raise
+    train_time = time.perf_counter() - train_started
+    trainer.save_model(str(output / "final"))
+    tokenizer.save_pretrained(str(output / "final"))
+    return metrics.rows, train_time

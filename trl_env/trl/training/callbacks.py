@@ -1,0 +1,202 @@
+"""What a run reports while it trains, as ``TrainerCallback``\\ s and helpers: ``metrics.csv``
+(every logged metric, one row per step), a progress bar on a terminal, one line of metrics per
+step, and progress lines for long phases when output is not a terminal (a log file)."""
+
+from __future__ import annotations
+
+import csv
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+__all__ = ["CsvLog", "MetricsCallback", "Progress", "step_line"]
+
+# Columns shown first in metrics.csv, in this order; every other logged metric follows, sorted.
+_CSV_FIRST = (
+    "step",
+    "reward",
+    "reward_std",
+    "env/success_rate",
+    "env/mean_return",
+    "env/invalid_action_rate",
+    "env/mean_turns",
+    "loss",
+    "grad_norm",
+    "learning_rate",
+    "entropy",
+    "completions/mean_length",
+    "completions/clipped_ratio",
+    "frac_reward_zero_std",
+    "step_time",
+    "wall_time_s",
+)
+_LINES_PER_PHASE = 10
+"""Progress lines a long phase prints when output is not a terminal."""
+
+
+class Progress:
+    """Progress of a phase of ``total`` steps: a tqdm bar on a terminal, else a line every tenth
+    of the phase (so that a log file shows progress too, without thousands of redrawn bars).
+
+    Example:
+        >>> lines = []
+        >>> progress = Progress(20, "warm start", write=lines.append, terminal=False)
+        >>> for _ in range(20):
+        ...     progress.update(loss=0.5)
+        >>> progress.close()
+        >>> lines[0], len(lines)
+        ('warm start: 2/20 steps (loss 0.5)', 10)
+    """
+
+    def __init__(
+        self,
+        total: int,
+        description: str,
+        *,
+        enabled: bool = True,
+        write: Callable[[str], None] | None = None,
+        terminal: bool | None = None,
+    ) -> None:
+        self.total, self.description, self.n = total, description, 0
+        self.write = write or (lambda line: print(line, file=sys.stderr, flush=True))
+        terminal = sys.stderr.isatty() if terminal is None else terminal
+        self.enabled = enabled
+        self.bar: Any = None
+        if enabled and terminal:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc=description, unit="step", dynamic_ncols=True)
+        self.every = max(1, total // _LINES_PER_PHASE)
+
+    def update(self, n: int = 1, **postfix: float) -> None:
+        """Advance by ``n`` steps, showing ``postfix`` values (``loss=...``)."""
+        before, self.n = self.n, self.n + n
+        if self.bar is not None:
+            self.bar.update(n)
+            if postfix:
+                self.bar.set_postfix({k: f"{v:.3g}" for k, v in postfix.items()})
+        elif self.enabled and (self.n // self.every > before // self.every or self.n == self.total):
+            shown = ", ".join(f"{k} {v:.3g}" for k, v in postfix.items())
+            self.write(
+                f"{self.description}: {self.n}/{self.total} steps" + (f" ({shown})" if shown else "")
+            )
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+class CsvLog:
+    """metrics.csv, one row per step: appended to, and rewritten only when new columns appear.
+
+    Args:
+        path: The CSV file.
+        keep_until_step: When resuming, the rows of the earlier run up to this step are kept
+            (later ones are replayed by the resumed run); ``None`` starts a new file.
+    """
+
+    def __init__(self, path: Path, keep_until_step: int | None = None) -> None:
+        self.path = path
+        self.rows: list[dict[str, Any]] = []
+        self.columns: list[str] = []
+        if keep_until_step is not None and path.is_file():
+            with path.open(encoding="utf-8", newline="") as handle:
+                for row in csv.DictReader(handle):
+                    values = {k: float(v) for k, v in row.items() if v not in ("", None)}
+                    if values.get("step", 0) <= keep_until_step:
+                        values["step"] = int(values["step"])
+                        self.rows.append(values)
+            if self.rows:
+                self._rewrite()
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        if set(row) <= set(self.columns):
+            with self.path.open("a", newline="", encoding="utf-8") as handle:
+                csv.DictWriter(handle, fieldnames=self.columns).writerow(_formatted(row))
+            return
+        self._rewrite()
+
+    def _rewrite(self) -> None:
+        keys = set(self.columns).union(*self.rows)
+        self.columns = [c for c in _CSV_FIRST if c in keys] + sorted(keys - set(_CSV_FIRST))
+        tmp = self.path.with_suffix(".csv.tmp")
+        with tmp.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=self.columns)
+            writer.writeheader()
+            writer.writerows(_formatted(r) for r in self.rows)
+        tmp.replace(self.path)
+
+
+def _formatted(row: dict[str, Any]) -> dict[str, str]:
+    return {k: f"{v:.6g}" if isinstance(v, float) else str(v) for k, v in row.items()}
+
+
+def step_line(row: dict[str, Any], max_steps: int) -> str:
+    """One line of a step's main metrics (``step 3/400 | reward +0.250 | ...``)."""
+    parts = [f"step {int(row['step']):>{len(str(max_steps))}}/{max_steps}"]
+    for key, label, fmt in (
+        ("reward", "reward", "{:+.3f}"),
+        ("env/success_rate", "success", "{:.2f}"),
+        ("env/invalid_action_rate", "invalid", "{:.2f}"),
+        ("env/mean_turns", "turns", "{:.1f}"),
+        ("loss", "loss", "{:+.4f}"),
+        ("entropy", "entropy", "{:.3f}"),
+        ("step_time", "s/step", "{:.2f}"),
+    ):
+        if key in row:
+            parts.append(f"{label} {fmt.format(row[key])}")
+    return " | ".join(parts)
+
+
+class MetricsCallback(TrainerCallback):
+    """Progress bar, one line of metrics per step, and metrics.csv rewritten every step.
+
+    Args:
+        csv_log: Where the rows go.
+        progress: Show the bar (on a terminal) and the per-step lines.
+        started: ``time.perf_counter()`` at the start of the run (for ``wall_time_s``).
+    """
+
+    def __init__(self, csv_log: CsvLog, progress: bool, started: float) -> None:
+        self.log = csv_log
+        self.rows = csv_log.rows
+        self.progress = progress
+        self.started = started
+        self.bar: Any = None
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.is_world_process_zero and self.progress and sys.stderr.isatty():
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=state.max_steps, desc="GRPO", unit="step", dynamic_ncols=True)
+            self.bar.update(state.global_step)
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+        if not state.is_world_process_zero or not logs or "reward" not in logs:
+            return
+        row: dict[str, Any] = {"step": state.global_step}
+        row.update(
+            (key, float(value))
+            for key, value in logs.items()
+            if isinstance(value, int | float) and not isinstance(value, bool)
+        )
+        row["wall_time_s"] = time.perf_counter() - self.started
+        self.log.add(row)
+        line = step_line(row, state.max_steps)
+        if self.bar is not None:
+            from tqdm.auto import tqdm
+
+            self.bar.update(state.global_step - self.bar.n)
+            self.bar.set_postfix({"reward": f"{row['reward']:.3f}"})
+            tqdm.write(line)
+        elif self.progress:
+            print(line, file=sys.stderr, flush=True)
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,278 @@
+"""The settings of a ``trl-env train`` run: :class:`TrainConfig`, a dataclass whose field
+metadata (``help``, and for the command line ``flag``/``aliases``/``choices``) is the one source of
+both the Python API and the command's options (see :mod:`trl_env.trl.training.arguments`)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["AUTO", "TrainConfig"]
+
+AUTO = "auto"
+"""``system_prompt`` value meaning: the default of the model kind (tiny or not)."""
+
+_TINY_DEFAULTS: dict[str, Any] = {
+    "learning_rate": 1e-3,
+    "per_device_train_batch_size": 64,
+    "max_completion_length": 16,
+    "max_new_tokens_per_turn": 8,
+    "warm_start_steps": 600,
+    "max_steps": 400,
+    # A 2-layer model reads a prompt as little more than a bag of tokens: a long fixed system
+    # message only dilutes the few tokens that matter (and slows every step).
+    "system_prompt": None,
+}
+"""Settings of the built-in tiny model (no ``--model``), tuned on TextLargestNumber-v0 on a
+2-core CPU (see ``docs/learning.md``)."""
+
+_MODEL_DEFAULTS: dict[str, Any] = {
+    "learning_rate": 1e-6,
+    "per_device_train_batch_size": 8,
+    "max_completion_length": 1024,
+    "max_new_tokens_per_turn": 256,
+    "warm_start_steps": 0,
+    "max_steps": 500,
+    "system_prompt": "default",  # replaced by the rollout's DEFAULT_SYSTEM_PROMPT
+}
+"""Settings of a real model (``--model``): TRL's GRPO learning rate, room for reasoning."""
+
+_LORA_LEARNING_RATE = 1e-5
+_CHECKPOINTS_PER_RUN = 10
+"""With ``save_steps`` unset, a checkpoint every tenth of the run (a lost run loses <= 10%)."""
+
+VLLM_MODES = ("colocate", "server")
+
+
+def _help(text: str, **cli: Any) -> dict[str, Any]:
+    return {"help": text, **cli}
+
+
+@dataclass
+class TrainConfig:
+    """Settings of :func:`~trl_env.trl.training.train` (and of ``trl-env train``).
+
+    Fields left at ``None`` are resolved by :meth:`resolved`: with no ``model`` (the built-in tiny
+    model) to settings that learn on a CPU in minutes, otherwise to ones for a real model.
+
+    Example:
+        >>> TrainConfig(["TextLargestNumber-v0"]).resolved().learning_rate
+        0.001
+    """
+
+    env_ids: list[str] = field(
+        default_factory=list,
+        metadata=_help("Registered env IDs to train on (mixed evenly).", positional="ENV_ID"),
+    )
+    model: str | None = field(
+        default=None,
+        metadata=_help(
+            "Hub id, model directory, .gguf file, LoRA adapter or run folder; default: build the "
+            "tiny local model (offline, CPU)."
+        ),
+    )
+    output_dir: str | None = field(
+        default=None,
+        metadata=_help(
+            "Output folder (refused if it holds files, unless --overwrite or --resume); default "
+            "trl-env-runs/<first env ID>-<date-time>.",
+            aliases=["--out"],
+        ),
+    )
+    overwrite: bool = field(
+        default=False, metadata=_help("Train into an --output-dir that already holds a run.")
+    )
+    resume: bool = field(
+        default=False,
+        metadata=_help("Continue the run in --output-dir from its last checkpoint."),
+    )
+    num_tasks: int = field(default=4096, metadata=_help("Tasks (env seeds) in the dataset."))
+    max_steps: int | None = field(
+        default=None, metadata=_help("Optimizer steps (default 400 tiny model, 500).")
+    )
+    learning_rate: float | None = field(
+        default=None,
+        metadata=_help(
+            "AdamW learning rate (default 1e-3 tiny model, 1e-5 LoRA, 1e-6 full).", aliases=["--lr"]
+        ),
+    )
+    lr_scheduler_type: str = field(
+        default="constant",
+        metadata=_help("transformers learning-rate schedule.", aliases=["--lr-scheduler"]),
+    )
+    num_generations: int = field(
+        default=8, metadata=_help("Episodes per task (the GRPO group size).")
+    )
+    per_device_train_batch_size: int | None = field(
+        default=None,
+        metadata=_help(
+            "Episodes per device per step (default 64 tiny model, 8).", aliases=["--batch-size"]
+        ),
+    )
+    gradient_accumulation_steps: int = field(
+        default=1, metadata=_help("Batches accumulated per optimizer step.")
+    )
+    max_completion_length: int | None = field(
+        default=None,
+        metadata=_help("Tokens of a whole episode's completion (default 16 tiny, 1024)."),
+    )
+    max_new_tokens_per_turn: int | None = field(
+        default=None,
+        metadata=_help(
+            "Tokens of one model turn (default 8 tiny, 256).",
+            flag="--max-new-tokens",
+            aliases=["--max-new-tokens-per-turn"],
+        ),
+    )
+    max_turns: int | None = field(
+        default=None, metadata=_help("Model turns per episode at most (default: the env's).")
+    )
+    beta: float = field(default=0.0, metadata=_help("KL coefficient (0: no reference model)."))
+    temperature: float = field(default=1.0, metadata=_help("Sampling temperature."))
+    seed: int = field(default=0, metadata=_help("Seed of the dataset, warm start and trainer."))
+    use_vllm: bool = field(default=False, metadata=_help("Generate with vLLM."))
+    vllm_mode: str = field(
+        default="colocate", metadata=_help("vLLM mode.", choices=list(VLLM_MODES))
+    )
+    vllm_gpu_memory_utilization: float = field(
+        default=0.3, metadata=_help("GPU memory share of vLLM in colocate mode.")
+    )
+    lora: bool = field(
+        default=False, metadata=_help('Train LoRA adapters (pip install "trl-env[lora]").')
+    )
+    lora_r: int = field(default=16, metadata=_help("LoRA rank."))
+    lora_alpha: int = field(default=32, metadata=_help("LoRA alpha."))
+    bf16: bool = field(default=False, metadata=_help("Train in bfloat16 mixed precision."))
+    warm_start_steps: int | None = field(
+        default=None,
+        metadata=_help("Format-only SFT steps before RL (default 600 tiny model, else 0)."),
+    )
+    system_prompt: str | None = field(
+        default=AUTO,
+        metadata=_help(
+            "System message of every episode ('' or None: none); default: none for the tiny "
+            "model, trl-env's DEFAULT_SYSTEM_PROMPT otherwise."
+        ),
+    )
+    save_steps: int | None = field(
+        default=None,
+        metadata=_help(
+            "Save a checkpoint every N steps (0: only the final model); default: every tenth "
+            "of the run."
+        ),
+    )
+    save_total_limit: int = field(
+        default=2, metadata=_help("Checkpoints kept (the oldest are deleted).")
+    )
+    env_kwargs: dict[str, Any] = field(
+        default_factory=dict,
+        metadata=_help("gym.make kwargs for every env, as JSON, e.g. '{\"num_options\": 6}'."),
+    )
+    progress: bool = field(default=True, metadata=_help("Progress bar and per-step lines."))
+    plot: bool = field(default=True, metadata=_help("Write learning_curve.png."))
+
+    def __post_init__(self) -> None:
+        if isinstance(self.env_ids, str):
+            self.env_ids = [self.env_ids]
+        self.env_ids = list(self.env_ids)
+        if not self.env_ids:
+            raise ValueError(
+                "give at least one env ID, e.g. TextLargestNumber-v0 (see `trl-env list`)"
+            )
+        if self.system_prompt == "":
+            self.system_prompt = None
+        self._check_counts()
+        self._check_numbers()
+        if not isinstance(self.env_kwargs, dict):
+            raise ValueError(f"env_kwargs must be a dict, got {self.env_kwargs!r}")
+        if self.overwrite and self.resume:
+            raise ValueError("overwrite and resume exclude each other: pick one")
+        batch = self.per_device_train_batch_size
+        if batch is not None and (batch * self.gradient_accumulation_steps) % self.num_generations:
+            raise ValueError(
+                f"per_device_train_batch_size x gradient_accumulation_steps "
+                f"({batch} x {self.gradient_accumulation_steps}) must be a multiple of "
+                f"num_generations ({self.num_generations}): each task is played num_generations "
+                f"times within one batch. Set per_device_train_batch_size to a multiple of "
+                f"{self.num_generations}, or change num_generations."
+            )
+
+    def _check_counts(self) -> None:
+        for name in ("num_tasks", "num_generations", "gradient_accumulation_steps"):
+            _positive_int(name, getattr(self, name))
+        for name in (
+            "max_steps",
+            "per_device_train_batch_size",
+            "max_completion_length",
+            "max_new_tokens_per_turn",
+            "max_turns",
+        ):
+            if getattr(self, name) is not None:
+                _positive_int(name, getattr(self, name))
+        if self.num_generations < 2:
+            raise ValueError(
+                f"num_generations must be at least 2 (GRPO compares the episodes of a task with "
+                f"each other), got {self.num_generations}"
+            )
+        for name in ("warm_start_steps", "save_steps"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
+                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+        for name in ("lora_r", "lora_alpha", "save_total_limit"):
+            _positive_int(name, getattr(self, name))
+
+    def _check_numbers(self) -> None:
+        if self.learning_rate is not None and not (
+            math.isfinite(self.learning_rate) and self.learning_rate > 0
+        ):
+            raise ValueError(f"learning_rate must be a positive number, got {self.learning_rate}")
+        if not (math.isfinite(self.temperature) and self.temperature > 0):
+            raise ValueError(f"temperature must be > 0, got {self.temperature}")
+        if not (math.isfinite(self.beta) and self.beta >= 0):
+            raise ValueError(f"beta must be >= 0, got {self.beta}")
+        if self.vllm_mode not in VLLM_MODES:
+            raise ValueError(f"vllm_mode must be 'colocate' or 'server', got {self.vllm_mode!r}")
+        if not 0 < self.vllm_gpu_memory_utilization <= 1:
+            raise ValueError(
+                "vllm_gpu_memory_utilization must be in (0, 1], "
+                f"got {self.vllm_gpu_memory_utilization}"
+            )
+
+    @property
+    def uses_tiny_model(self) -> bool:
+        """Whether the run builds the tiny local model (no ``model`` given)."""
+        return self.model is None
+
+    def resolved(self) -> TrainConfig:
+        """A copy with every ``None`` default filled in (see the field helps)."""
+        defaults = dict(_TINY_DEFAULTS if self.uses_tiny_model else _MODEL_DEFAULTS)
+        if defaults["system_prompt"] == "default":
+            from trl_env.trl.rollout import DEFAULT_SYSTEM_PROMPT
+
+            defaults["system_prompt"] = DEFAULT_SYSTEM_PROMPT
+        if self.lora and not self.uses_tiny_model:
+            defaults["learning_rate"] = _LORA_LEARNING_RATE
+        values = asdict(self)
+        for name, default in defaults.items():
+            if values[name] is (AUTO if name == "system_prompt" else None):
+                values[name] = default
+        if values["output_dir"] is None:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            values["output_dir"] = str(Path("trl-env-runs") / f"{self.env_ids[0]}-{stamp}")
+        if values["per_device_train_batch_size"] % self.num_generations:
+            # The default batch need not suit a custom group size: round it up to one that does.
+            groups = -(-values["per_device_train_batch_size"] // self.num_generations)
+            values["per_device_train_batch_size"] = groups * self.num_generations
+        if values["save_steps"] is None:
+            values["save_steps"] = max(1, values["max_steps"] // _CHECKPOINTS_PER_RUN)
+        return TrainConfig(**values)
+
+
+def _positive_int(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")

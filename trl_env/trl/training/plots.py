@@ -1,0 +1,84 @@
+"""The learning curve of a run as a PNG: mean episode return (and success rate) per step."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["plot_learning_curve"]
+
+
+def _moving_average(values: Sequence[float], window: int) -> list[float]:
+    out, total = [], 0.0
+    for i, value in enumerate(values):
+        total += value
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
+def plot_learning_curve(
+    rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], title: str = ""
+) -> Path:
+    """Plot reward (and success rate) per step to a PNG.
+
+    Args:
+        rows: Per-step metrics with ``step``, ``reward`` and optionally ``env/success_rate``.
+        path: Where to write the PNG.
+        title: The figure's title.
+
+    Raises:
+        ImportError: If matplotlib is not installed (``pip install matplotlib``).
+    """
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError(
+            "plotting the learning curve needs matplotlib: pip install matplotlib "
+            '(or pip install "trl-env[trl]")'
+        ) from None
+    steps = [row["step"] for row in rows if "reward" in row]
+    rewards = [row["reward"] for row in rows if "reward" in row]
+    success = [row.get("env/success_rate") for row in rows if "reward" in row]
+    window = max(1, min(10, len(rewards) // 5 or 1))
+    has_success = bool(success) and all(s is not None for s in success)
+    figure = Figure(figsize=(8, 6 if has_success else 4), dpi=100)
+    FigureCanvasAgg(figure)
+    panels = figure.subplots(2 if has_success else 1, 1, sharex=True, squeeze=False)[:, 0]
+    top = panels[0]
+    top.plot(steps, rewards, color="tab:blue", alpha=0.3, linewidth=1, label="per step")
+    top.plot(
+        steps,
+        _moving_average(rewards, window),
+        color="tab:blue",
+        linewidth=2,
+        label=f"{window}-step mean",
+    )
+    top.set_ylabel("mean episode return")
+    if title:
+        top.set_title(title)
+    if has_success:
+        bottom = panels[1]
+        rates = [float(s) for s in success]  # type: ignore[arg-type]
+        bottom.plot(steps, rates, color="tab:green", alpha=0.3, linewidth=1, label="per step")
+        bottom.plot(
+            steps,
+            _moving_average(rates, window),
+            color="tab:green",
+            linewidth=2,
+            label=f"{window}-step mean",
+        )
+        bottom.set_ylabel("success rate")
+        bottom.set_ylim(-0.02, 1.02)
+    for axes in panels:
+        axes.grid(alpha=0.3)
+        axes.legend(loc="lower right")
+    panels[-1].set_xlabel("GRPO step")
+    figure.tight_layout()
+    target = Path(path)
+    figure.savefig(target)
+    return target
