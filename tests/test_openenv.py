@@ -90,7 +90,8 @@ def thread_server(env_id: str, **kwargs) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def wordle_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    serve = [sys.executable, "-m", "trl_env.openenv", "serve", "TextWordle-v0"]
+    # `trl-env serve` (python -m trl_env serve), the command users run.
+    serve = [sys.executable, "-m", "trl_env", "serve", "TextWordle-v0"]
     folder = tmp_path_factory.mktemp("wordle-server")
     args = [*serve, "--port", "{port}", "--max-sessions", "64"]
     with subprocess_server(args, cwd=folder, log=folder / "server.log") as url:

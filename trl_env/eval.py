@@ -66,7 +66,6 @@ __all__ = [
 EpisodeResult = Episode
 """The old name of :class:`trl_env.episode.Episode` (one record for every way of playing)."""
 
-_make_text_env = make_text_env  # the old private name, still used by `trl-env play`
 
 
 _REMOVED = {

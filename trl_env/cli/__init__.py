@@ -1,9 +1,10 @@
 """The ``trl-env`` command line: list, play, evaluate and train on text environments.
 
-One module per command (``_list``, ``_play``, ``_eval``, ``_train``); this one builds the parser
+One module per command (``_list``, ``_play``, ``_eval``, ``_train``, ``_serve``); this one builds the parser
 and runs a command. ``trl-env list`` and ``trl-env play`` need only the base install (gymnasium,
 numpy); ``trl-env eval --policy <model>`` and ``trl-env train`` need
-``pip install "trl-env[trl]"``, imported only when those run. Errors are one line on stderr
+``pip install "trl-env[trl]"`` and ``trl-env serve`` needs ``pip install "trl-env[openenv]"``,
+imported only when those run. Errors are one line on stderr
 (``--debug`` adds the traceback); the exit status is 0 on success, 2 for a usage error (a bad
 option, an unknown env ID, a model path that does not exist, an env without an oracle), 1 for a
 runtime failure (a missing extra, no GPU for vLLM, a model that fails to load), 130 when
@@ -17,7 +18,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from trl_env.cli import _eval, _list, _play, _train
+from trl_env.cli import _eval, _list, _play, _serve, _train
 from trl_env.cli._common import PROG, Formatter, Parser, UsageExit, error_line
 
 __all__ = ["build_parser", "main"]
@@ -27,8 +28,9 @@ Text environments for training LLM agents with reinforcement learning.
 
 Every environment is a gymnasium env with text observations and text actions,
 registered under an ID such as TextWordle-v0. Start with `trl-env list`, play a
-game yourself with `trl-env play`, measure a policy with `trl-env eval`, and
-train a model with GRPO with `trl-env train`."""
+game yourself with `trl-env play`, measure a policy with `trl-env eval`,
+train a model with GRPO with `trl-env train`, and serve an environment over
+OpenEnv with `trl-env serve`."""
 
 _EPILOG = """\
 examples:
@@ -38,6 +40,7 @@ examples:
   trl-env eval TextWordle-v0 TextMastermind-v0 --policy random --episodes 200 --out runs/random
   trl-env eval TextWordle-v0 --policy Qwen/Qwen3-0.6B --episodes 64 --out runs/qwen
   trl-env train --help                              # GRPO training options
+  trl-env serve TextWordle-v0 --port 8000           # an OpenEnv server, one session per episode
 
 Run `trl-env COMMAND --help` for the options of a command.
 Exit status: 0 ok, 1 runtime failure, 2 usage error (see --help of each command)."""
@@ -80,6 +83,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _play.add_parser(commands, [debug])
     _eval.add_parser(commands, [debug])
     _train.add_parser(commands, [debug], load=_command_of(argv) == "train")
+    _serve.add_parser(commands, [debug])
     return parser
 
 

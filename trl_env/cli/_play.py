@@ -21,48 +21,54 @@ Ctrl-D) to stop. Replies can also be piped in, one per line:
 _QUIT = "quit"
 
 
+def _turns(n: int) -> str:
+    return f"{n} turn{'s' if n != 1 else ''}"
+
+
 def run(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
-    from trl_env.eval import _make_text_env, check_env_id
+    from trl_env.eval import check_env_id, make_text_env
+    from trl_env.play import play_episode
+    from trl_env.policies import FunctionPolicy, Turn
+    from trl_env.stepping import EnvOutcome
 
     check_env_id(args.env_id)
-    env: gym.Env[str, str] = _make_text_env(args.env_id, args.env_kwargs or {})
+    env: gym.Env[str, str] = make_text_env(args.env_id, args.env_kwargs or {})
     interactive = sys.stdin.isatty()
-    prompt = "> " if interactive else ""
+
+    def ask(turn: Turn) -> str | None:  # the person at the terminal is the policy
+        if turn.episode.turns == 0:
+            print(turn.observation)
+            if interactive:
+                print("(type your reply and press Enter; `quit` or Ctrl-D to stop)")
+        try:
+            line = input("> " if interactive else "")
+        except EOFError:
+            if interactive:
+                print()
+            return None
+        return None if line.strip().lower() == _QUIT else line
+
+    def show(episode: Any, outcome: EnvOutcome) -> None:
+        print(outcome.observation)
+        print(f"[reward {outcome.reward:+g}, return {sum(episode.rewards):g}]")
+
+    # The same play loop as eval and training: checked env calls, one episode record.
     try:
-        observation, _ = env.reset(seed=args.seed)
-        print(observation)
-        if interactive:
-            print("(type your reply and press Enter; `quit` or Ctrl-D to stop)")
-        total, turns = 0.0, 0
-        while True:
-            try:
-                line = input(prompt)
-            except EOFError:
-                if interactive:
-                    print()
-                print(f"Stopped after {turns} turn{'s' if turns != 1 else ''}; return {total:g}.")
-                return 0
-            if line.strip().lower() == _QUIT:
-                print(f"Stopped after {turns} turn{'s' if turns != 1 else ''}; return {total:g}.")
-                return 0
-            observation, reward, terminated, truncated, info = env.step(line)
-            total += float(reward)
-            turns += 1
-            print(observation)
-            print(f"[reward {float(reward):+g}, return {total:g}]")
-            if terminated or truncated:
-                how = "terminated" if terminated else "truncated (turn limit)"
-                print(
-                    f"Episode over ({how}) after {turns} turn{'s' if turns != 1 else ''}; "
-                    f"return {total:g}."
-                )
-                return 0
+        episode = play_episode(env, FunctionPolicy(ask), seed=args.seed, on_turn=show)
     finally:
         env.close()
-
-
+    total = sum(episode.rewards)
+    if episode.ended_by in ("terminated", "truncated"):
+        how = "terminated" if episode.ended_by == "terminated" else "truncated (turn limit)"
+        print(f"Episode over ({how}) after {_turns(episode.turns)}; return {total:g}.")
+    elif episode.ended_by == "error":
+        print(f"The environment failed: {episode.error}")
+        return 1
+    else:
+        print(f"Stopped after {_turns(episode.turns)}; return {total:g}.")
+    return 0
 
 
 def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:

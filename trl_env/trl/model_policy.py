@@ -19,7 +19,7 @@ from trl_env.episode import Episode
 from trl_env.error import Error
 from trl_env.policies import Reply, Turn
 from trl_env.stepping import EnvOutcome
-from trl_env.trl.generation import Generator
+from trl_env.trl.models import Generator
 
 if TYPE_CHECKING:
     from trl_env.eval import ModelOptions
@@ -122,12 +122,9 @@ class ModelPolicy:
 
 
 def _load_model(name: str, options: ModelOptions) -> tuple[Any, Any]:
-    """The model and tokenizer of ``name`` (a directory or Hub id).
-
-    The one place where evaluation loads a model: at the merge it calls
-    ``trl_env.trl.models.load_model_and_tokenizer`` instead of today's loader.
-    """
-    from trl_env.trl.tiny import load_model_and_tokenizer
+    """The model and tokenizer of ``name``: a Hub id, a model directory, a ``.gguf`` file, a LoRA
+    adapter or a ``trl-env train`` run folder (see :mod:`trl_env.trl.models`)."""
+    from trl_env.trl.models import load_model_and_tokenizer
 
     try:
         return load_model_and_tokenizer(name)
@@ -139,7 +136,7 @@ def _load_model(name: str, options: ModelOptions) -> tuple[Any, Any]:
 def _transformers_generator(model: Any, tokenizer: Any, processor: Any, temperature: Any) -> Any:
     import torch
 
-    from trl_env.trl.generation import TransformersGenerator
+    from trl_env.trl.models import TransformersGenerator
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model = model.to(device).eval()
@@ -164,16 +161,16 @@ def _transformers_generator(model: Any, tokenizer: Any, processor: Any, temperat
 
 
 def load_model_policy(name: str, options: ModelOptions) -> tuple[TokenProcessor, Generator]:
-    """Load the model ``name`` (a directory or Hub id) with its processor and generation backend.
+    """Load the model ``name`` with its processor and generation backend.
 
     Raises:
         trl_env.error.Error: The model cannot be loaded, or ``use_vllm`` without a GPU or vllm.
     """
-    from trl_env.trl._vllm_engine import VLLMEngineGenerator, check_vllm
+    from trl_env.trl.models import VLLMEngineGenerator
     from trl_env.trl.processors import ChatTemplateProcessor
 
     if options.use_vllm:
-        check_vllm()
+        VLLMEngineGenerator.check_available()  # before spending time on loading the model
     model, tokenizer = _load_model(name, options)
     processor = ChatTemplateProcessor(tokenizer)
     if options.use_vllm:

@@ -11,10 +11,11 @@ HUB_ID_PATTERN = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
 def is_hub_id(name: str) -> bool:
-    """Whether ``name`` is shaped like a Hub repository id (it may still not exist).
+    """Whether ``name`` is shaped like a Hub repository id (it may still not exist); a name
+    ending in ``.gguf`` is a model file, not a Hub id.
 
     Example:
-        >>> is_hub_id("Qwen/Qwen3-0.6B"), is_hub_id("not a/model/id")
-        (True, False)
+        >>> is_hub_id("Qwen/Qwen3-0.6B"), is_hub_id("not a/model/id"), is_hub_id("m.gguf")
+        (True, False, False)
     """
-    return bool(HUB_ID_PATTERN.match(name))
+    return bool(HUB_ID_PATTERN.match(name)) and not name.lower().endswith(".gguf")

@@ -8,6 +8,8 @@ import os
 import re
 from pathlib import Path
 
+from trl_env.utils.hub import HUB_ID_PATTERN, is_hub_id
+
 __all__ = [
     "HUB_ID",
     "adapter_base",
@@ -18,23 +20,13 @@ __all__ = [
     "run_model_dir",
 ]
 
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+HUB_ID = HUB_ID_PATTERN
 """The shapes of a Hugging Face Hub repository id: ``org/name`` or ``name``."""
 
 RUN_CONFIG = "train_config.json"
 """The file every ``trl-env train`` run folder holds (its resolved settings)."""
 
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
-
-
-def is_hub_id(name: str) -> bool:
-    """Whether ``name`` is shaped like a Hub id (and is not a path to a ``.gguf`` file).
-
-    Example:
-        >>> is_hub_id("HuggingFaceTB/SmolLM2-135M-Instruct"), is_hub_id("./no/such/dir")
-        (True, False)
-    """
-    return bool(HUB_ID.match(name)) and not name.lower().endswith(".gguf")
 
 
 def is_run_dir(path: str | os.PathLike[str]) -> bool:

@@ -231,6 +231,7 @@ class VLLMEngineGenerator:
     """
 
     def __init__(self, model: str, eos_token_ids: Sequence[int], temperature: float) -> None:
+        self.check_available()
         from vllm import LLM
 
         from trl_env.trl.models._loading import resolve_model_path
@@ -238,6 +239,23 @@ class VLLMEngineGenerator:
         self.llm = LLM(model=resolve_model_path(model))
         self.eos_token_ids = sorted(int(i) for i in eos_token_ids)
         self.temperature = temperature
+
+    @staticmethod
+    def check_available() -> None:
+        """Raise a clear :class:`trl_env.error.Error` unless a CUDA GPU and vllm are present."""
+        import torch
+
+        from trl_env.error import Error
+
+        if not torch.cuda.is_available():
+            raise Error(
+                "--use-vllm needs a CUDA GPU and none is available (torch.cuda.is_available() "
+                "is False); drop --use-vllm to generate with transformers instead"
+            )
+        try:
+            import vllm  # noqa: F401
+        except ImportError:
+            raise Error("--use-vllm needs the vllm package: pip install vllm") from None
 
     def generate(
         self, inputs: Sequence[Sequence[int]], max_new_tokens: int

@@ -156,6 +156,8 @@ def run_trainer(
             max_new_tokens_per_turn=cfg.max_new_tokens_per_turn,
             max_turns=cfg.max_turns,
             system_prompt=cfg.system_prompt,
+            env_workers=cfg.env_workers,
+            env_step_timeout=cfg.env_step_timeout,
         ),
         peft_config=_peft_config(cfg),
         callbacks=[metrics],

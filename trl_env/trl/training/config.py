@@ -130,6 +130,17 @@ class TrainConfig:
     max_turns: int | None = field(
         default=None, metadata=_help("Model turns per episode at most (default: the env's).")
     )
+    env_workers: int = field(
+        default=0,
+        metadata=_help(
+            "Threads that step the envs of a turn concurrently (0: one after the other, the "
+            "fastest for in-process games; see docs/slow_envs.md)."
+        ),
+    )
+    env_step_timeout: float | None = field(
+        default=None,
+        metadata=_help("Seconds one env reset/step may take before its episode ends (no limit)."),
+    )
     beta: float = field(default=0.0, metadata=_help("KL coefficient (0: no reference model)."))
     temperature: float = field(default=1.0, metadata=_help("Sampling temperature."))
     seed: int = field(default=0, metadata=_help("Seed of the dataset, warm start and trainer."))
