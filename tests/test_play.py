@@ -182,3 +182,13 @@ def test_a_replacement_step_function_runs_every_env_step() -> None:
     run_episodes(episodes, envs, OraclePolicy(), step=timing_out)
     assert calls == [3]  # one call per turn, with every playing episode's (env, action)
     assert all(e.ended_by == "error" and "timed out" in (e.error or "") for e in episodes)
+
+
+def test_eval_progress_prints_lines_when_stderr_is_not_a_terminal(capsys) -> None:
+    from trl_env.eval import evaluate
+
+    evaluate(["TextGuessNumber-v0"], "random", episodes=20, progress=True)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "episodes (" in line]
+    assert lines, "no progress line on a non-terminal stderr"
+    assert lines[-1].split(":")[-1].strip().startswith("20/20 episodes (100%)")
+    assert len(lines) <= 11  # a line per tenth, not per episode

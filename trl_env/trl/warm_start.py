@@ -5,11 +5,10 @@ gibberish: every reply is an invalid action, every reward the same, and GRPO has
 learn from. :func:`warm_start` fixes that with a few hundred steps of supervised fine-tuning on
 *format-only* data: the prompts are real first observations of the env, rendered exactly as the
 rollout renders them, and each target is a **random** well-formed reply that carries no
-information about which reply is right:
-
-* ``TextLargestNumber``: one of the shown numbers, uniformly at random;
-* ``TextWordle``: a random answer word, in brackets;
-* ``TextGuessNumber``: a random number of the range, in brackets.
+information about which reply is right: the env's own ``random_action(rng)`` (one of the shown
+numbers for ``TextLargestNumber``, a random answer word in brackets for ``TextWordle``, a random
+number of the range for ``TextGuessNumber``, ...), so every env that defines it can be
+warm-started.
 
 The model learns to answer in the right format, not which answer is right: its reward after the
 warm start is at (or below) chance level, and whatever it gains above chance during RL it learned
@@ -47,32 +46,15 @@ FormatExample = Callable[[gym.Env, np.random.Generator], str]
 """``f(env, rng) -> reply``: a random well-formed reply for ``env`` (reset, not yet stepped)."""
 
 
-def _largest_number_example(env: gym.Env, rng: np.random.Generator) -> str:
-    # One of the numbers shown, uniformly at random: the format of an answer to a multiple-choice
-    # question, with nothing about which choice is right (it is the largest 1 / num_options of
-    # the time, like any fixed rule would be).
-    numbers = env.unwrapped.rounds[0]  # type: ignore[attr-defined]
-    return f"[{numbers[int(rng.integers(len(numbers)))]}]"
+# Overrides registered by users (keyed by entry point, so every variant of an env shares one);
+# every other env uses its own random_action(rng).
+_FORMAT_EXAMPLES: dict[str, FormatExample] = {}
 
 
-def _wordle_example(env: gym.Env, rng: np.random.Generator) -> str:
-    from trl_env.envs.wordle import answer_words
-
-    words = answer_words()
-    return f"[{words[int(rng.integers(len(words)))]}]"
-
-
-def _guess_number_example(env: gym.Env, rng: np.random.Generator) -> str:
-    game = env.unwrapped
-    return f"[{int(rng.integers(game.low, game.high + 1))}]"  # type: ignore[attr-defined]
-
-
-# Keyed by registered entry point, so every variant of an env (every ID with other kwargs) shares it.
-_FORMAT_EXAMPLES: dict[str, FormatExample] = {
-    "trl_env.envs.largest_number:TextLargestNumberEnv": _largest_number_example,
-    "trl_env.envs.wordle:TextWordleEnv": _wordle_example,
-    "trl_env.envs.guess_number:TextGuessNumberEnv": _guess_number_example,
-}
+def _own_random_action(env: gym.Env, rng: np.random.Generator) -> str:
+    # The env's own uniformly random legal-looking reply: the format of a move, nothing about
+    # which move is right (for LargestNumber, one of the numbers shown).
+    return str(env.unwrapped.random_action(rng))
 
 
 def register_format_example(entry_point_or_id: str, example: FormatExample) -> None:
@@ -97,18 +79,20 @@ def format_example_for(env_id: str) -> FormatExample:
         ValueError: If no reply format is known for the env (the message says how to add one).
     """
     entry_point = str(gym.spec(env_id).entry_point)
-    try:
+    if entry_point in _FORMAT_EXAMPLES:
         return _FORMAT_EXAMPLES[entry_point]
-    except KeyError:
-        known = sorted(
-            spec.id for spec in gym.registry.values() if str(spec.entry_point) in _FORMAT_EXAMPLES
-        )
-        raise ValueError(
-            f"no format examples are known for {env_id} ({entry_point}), so it cannot be "
-            "warm-started: set warm_start_steps=0 (--warm-start-steps 0), or register one with "
-            "trl_env.trl.warm_start.register_format_example(env_id, fn). Envs with format "
-            f"examples: {', '.join(known)}"
-        ) from None
+    env = gym.make(env_id)
+    try:
+        if callable(getattr(env.unwrapped, "random_action", None)):
+            return _own_random_action
+    finally:
+        env.close()
+    raise ValueError(
+        f"no reply format is known for {env_id} ({entry_point}), so it cannot be "
+        "warm-started: its env defines no random_action(rng). Set warm_start_steps=0 "
+        "(--warm-start-steps 0), define random_action on the env, or register one with "
+        "trl_env.trl.warm_start.register_format_example(env_id, fn)."
+    )
 
 
 @dataclass
