@@ -181,3 +181,6 @@ def register_envs() -> None:
             max_episode_steps=entry.max_episode_steps,
             kwargs=dict(entry.kwargs),
         )
+    from trl_env.envs.bridges import register_bridges  # static tables: imports no bridged library
+
+    register_bridges()
