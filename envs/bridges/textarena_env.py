@@ -99,7 +99,7 @@ class TextArenaEnv(gym.Env[str, str]):
         game_seed = int(self.np_random.integers(2**31))
         self._rng_copy = GlobalRandomState(game_seed)
         with self._rng_copy.active(), quiet():
-            self._game = self._game_class(**self._registered_kwargs, **self.game_kwargs)
+            self._game = self._game_class(**{**self._registered_kwargs, **self.game_kwargs})
             self._game.reset(num_players=1, seed=game_seed)
             observation = self._read_messages()
         self._done, self.turn = False, 0
