@@ -12,7 +12,8 @@ import pytest
 
 pytest.importorskip("textarena")
 
-from trl_env.envs.bridges import bridged_ids
+from trl_env.envs.bridges import bridged_ids, catalogue_rows
+from trl_env.envs.bridges.textarena_oracles import SOLVERS
 
 import trl_env
 from trl_env.utils import check_text_env
@@ -104,3 +105,24 @@ def test_unknown_game_and_game_kwargs() -> None:
     assert "A: [4, 3, 2, 1]" in env.reset(seed=0)[0]
     with pytest.raises(gym.error.Error, match="no game"):
         trl_env.envs.bridges.textarena_env.TextArenaEnv(game="NoSuchGame-v0")
+
+
+ORACLE_IDS = [row["id"] for row in catalogue_rows("textarena") if row["has_oracle"]]
+
+
+def test_oracle_table_matches_the_solvers() -> None:
+    assert sorted(SOLVERS) == sorted(i.removeprefix("TextArena/") for i in ORACLE_IDS)
+    assert len(ORACLE_IDS) == 4
+
+
+@pytest.mark.parametrize("env_id", ORACLE_IDS)
+@pytest.mark.parametrize("seed", range(3))
+def test_oracle_wins(env_id: str, seed: int) -> None:
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    terminated = truncated = False
+    while not (terminated or truncated):
+        _, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+    assert (reward, terminated, info["won"]) == (1.0, True, True)
+    with pytest.raises(gym.error.ResetNeeded):
+        env.unwrapped.oracle_action()

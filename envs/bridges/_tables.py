@@ -176,12 +176,14 @@ class TextArenaGame:
         max_episode_steps: Turn limit (gymnasium's ``TimeLimit``), above the game's own.
         moves: Templates of legal-looking moves for ``random_action`` (``{d}`` is a digit,
             ``{L}`` a peg letter A-C).
+        has_oracle: Whether ``textarena_oracles.SOLVERS`` has a solver for it.
     """
 
     name: str
     description: str
     max_episode_steps: int
     moves: tuple[str, ...] = ("[{d}]",)
+    has_oracle: bool = False
 
 
 TEXTARENA_GAMES: tuple[TextArenaGame, ...] = (
@@ -217,9 +219,14 @@ TEXTARENA_GAMES: tuple[TextArenaGame, ...] = (
         "Cross a 4x4 frozen lake without falling in a hole.",
         100,
         ("[up]", "[down]", "[left]", "[right]"),
+        has_oracle=True,
     ),
     TextArenaGame(
-        "GuessTheNumber", "Find a number in 1-20 from higher/lower hints.", 20, ("[{d}]", "[1{d}]")
+        "GuessTheNumber",
+        "Find a number in 1-20 from higher/lower hints.",
+        20,
+        ("[{d}]", "[1{d}]"),
+        has_oracle=True,
     ),
     TextArenaGame("LightsOut", "Switch off a 5x5 grid of lights.", 40, ("[{d} {d}]",)),
     TextArenaGame(
@@ -249,9 +256,13 @@ TEXTARENA_GAMES: tuple[TextArenaGame, ...] = (
     TextArenaGame(
         "Sokoban", "Push 3 boxes onto their targets.", 60, ("[up]", "[down]", "[left]", "[right]")
     ),
-    TextArenaGame("Sudoku", "Fill a 9x9 Sudoku with 60 clues.", 200, ("[{d} {d} {d}]",)),
+    TextArenaGame(
+        "Sudoku", "Fill a 9x9 Sudoku with 60 clues.", 200, ("[{d} {d} {d}]",), has_oracle=True
+    ),
     TextArenaGame("ThreeCardMonte", "Follow the ball under 3 shuffled cups.", 20, ("[{d}]",)),
-    TextArenaGame("TowerOfHanoi", "Move 3 disks from tower A to C.", 30, ("[{L} {L}]",)),
+    TextArenaGame(
+        "TowerOfHanoi", "Move 3 disks from tower A to C.", 30, ("[{L} {L}]",), has_oracle=True
+    ),
 )
 """The bridged TextArena 0.7.4 single-player games, registered as ``TextArena/<name>-v0``."""
 
