@@ -19,6 +19,7 @@ import reasoning_gym
 from trl_env.envs.bridges import bridged_ids, catalogue_rows
 from trl_env.envs.bridges._isolation import GlobalRandomState
 from trl_env.envs.bridges._tables import (
+    REASONING_GYM_LENIENT_SCORER,
     REASONING_GYM_NO_STORED_ANSWER,
     REASONING_GYM_NOT_BRIDGED,
     REASONING_GYM_NOT_DETERMINISTIC_ACROSS_PROCESSES,
@@ -84,6 +85,14 @@ def test_global_rng_users_are_isolated() -> None:
     reasoning_gym.create_dataset(task, size=1, seed=0)[0]
     assert not np.array_equal(np.random.get_state()[1], before), f"{task} no longer odd"
     check_text_env(gym.make(reasoning_gym_id(task)))  # the bridge hides it
+
+
+def test_lenient_scorer_is_still_lenient() -> None:
+    assert {"puzzle24"} == REASONING_GYM_LENIENT_SCORER
+    env = gym.make("reasoning_gym/Puzzle24-v0")
+    observation, _ = env.reset(seed=0)
+    assert "3, 1, 5, 4" in observation  # and 2*2*(2 + 4) uses none of 3, 1, 5 ...
+    assert env.step("<answer>2*2*(2 + 4)</answer>")[1] == 1.0  # ... but scores 1
 
 
 def test_cross_process_determinism_matches_the_table() -> None:

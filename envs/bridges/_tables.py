@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "REASONING_GYM_LENIENT_SCORER",
     "REASONING_GYM_NOT_BRIDGED",
     "REASONING_GYM_NOT_DETERMINISTIC_ACROSS_PROCESSES",
     "REASONING_GYM_NO_STORED_ANSWER",
@@ -148,6 +149,11 @@ REASONING_GYM_NOT_DETERMINISTIC_ACROSS_PROCESSES: frozenset[str] = frozenset(
 """Tasks whose problem (or, for ``knight_swap`` and ``word_ladder``, stored answer: one of several
 right ones) for a fixed seed depends on ``PYTHONHASHSEED`` (they iterate over sets of strings):
 reproducible within a process, and across processes with a fixed ``PYTHONHASHSEED``."""
+
+REASONING_GYM_LENIENT_SCORER: frozenset[str] = frozenset({"puzzle24"})
+"""Tasks whose ``score_answer`` gives 1 to answers that do not solve the problem (``puzzle24``
+accepts any expression of four numbers equal to 24, not only of the four given): bridged as they
+are, since the reward is by design the task's own score; the docs warn about it."""
 
 REASONING_GYM_TOUCHES_GLOBAL_RNG: frozenset[str] = frozenset({"pool_matrix"})
 """Tasks that draw from the global ``numpy.random`` state: bridged on a private copy of it (every

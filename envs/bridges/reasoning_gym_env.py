@@ -116,6 +116,7 @@ class ReasoningGymEnv(gym.Env[str, str]):
         self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
         self._entry: dict[str, Any] | None = None
         self._dataset: Any = None
+        self._problem_seed = -1
         self._rng_copy = GlobalRandomState(0)
         self._reset_state()
 
@@ -140,9 +141,9 @@ class ReasoningGymEnv(gym.Env[str, str]):
     ) -> tuple[str, dict[str, Any]]:
         """Draw a new problem from the env's seeded generator and return its question."""
         super().reset(seed=seed)
-        problem_seed = int(self.np_random.integers(2**31))
-        self._rng_copy = GlobalRandomState(problem_seed)
-        self._dataset, self._entry = self._generate(problem_seed, self._rng_copy)
+        self._problem_seed = int(self.np_random.integers(2**31))
+        self._rng_copy = GlobalRandomState(self._problem_seed)
+        self._dataset, self._entry = self._generate(self._problem_seed, self._rng_copy)
         self._reset_state()
         return f"{self._entry['question']}\n\n{_FORMAT}", self._info()
 
@@ -200,6 +201,8 @@ class ReasoningGymEnv(gym.Env[str, str]):
     def random_action(self, rng: np.random.Generator) -> str:
         """The stored answer of another problem of this task (drawn with ``rng`` only)."""
         seed = int(rng.integers(2**31))
+        while seed == self._problem_seed:  # an rng seeded like the env would draw this problem
+            seed = int(rng.integers(2**31))
         _, entry = self._generate(seed, GlobalRandomState(seed))
         answer = entry.get("answer")
         return f"<answer>{answer if answer is not None else seed % 100}</answer>"
