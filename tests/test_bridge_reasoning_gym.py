@@ -104,17 +104,24 @@ def test_cross_process_determinism_matches_the_table() -> None:
         "def problem(i, s):\n"
         "    entry = gym.make(i).unwrapped._generate(s, GlobalRandomState(s))[1]\n"
         "    return [entry['question'], str(entry['answer'])]\n"
-        "print(json.dumps({i: [problem(i, s) for s in (7, 11, 12, 13)]\n"
+        "print(json.dumps({i: [problem(i, s) for s in (7, 11)]\n"
         "                  for i in bridged_ids('reasoning-gym')}))"
     )
-    runs = []
-    for hash_seed in ("1", "2"):
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        result = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+    processes = [  # the two processes run side by side
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
         )
-        runs.append(json.loads(result.stdout))
-    # A listed task may give the same problem for some seeds; on 4 seeds each one differs.
+        for hash_seed in ("1", "2")
+    ]
+    runs = []
+    for process in processes:
+        stdout, _ = process.communicate(timeout=600)
+        assert process.returncode == 0
+        runs.append(json.loads(stdout))
+    # A listed task may give the same problem for some seeds; with seeds 7 and 11 each one differs.
     differs = {TASK_OF[i] for i in RG_IDS if runs[0][i] != runs[1][i]}
     assert differs == REASONING_GYM_NOT_DETERMINISTIC_ACROSS_PROCESSES
     # Everything else is the same problem in any process, this one included.
