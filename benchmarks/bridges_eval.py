@@ -3,7 +3,7 @@
 For every bridged ID: ``--episodes`` episodes (seeds 0, 1, ...) played by the env's own
 ``random_action`` policy and, where the env has one, by its ``oracle_action``. Success is
 ``info["won"]`` at the end of the episode. Also prints the import-time cost of the bridges
-(importing their static tables and registering 127 IDs), measured in fresh processes against the
+(importing their static tables and registering every bridged ID), measured in fresh processes against the
 whole ``import trl_env`` (goal: at most 5% of it), and the wall time of the evaluation itself.
 
 The output is the eval table of ``docs/bridges/reasoning_gym.md`` and ``docs/bridges/textarena.md``.

@@ -126,3 +126,28 @@ def test_oracle_wins(env_id: str, seed: int) -> None:
     assert (reward, terminated, info["won"]) == (1.0, True, True)
     with pytest.raises(gym.error.ResetNeeded):
         env.unwrapped.oracle_action()
+
+
+@pytest.mark.parametrize("env_id", ["TextArena/TicTacToe-v0", "TextArena/ConnectFour-v0"])
+def test_two_player_games_against_the_random_opponent(env_id: str) -> None:
+    outcomes = set()
+    for seed in range(12):
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        rng, terminated, moves = np.random.default_rng(seed), False, 0
+        while not terminated:
+            _, reward, terminated, truncated, info = env.step(env.unwrapped.random_action(rng))
+            moves += 1
+            assert not truncated and "error" not in info
+        assert moves <= 21 and reward in (-1.0, 0.0, 1.0)
+        outcomes.add(reward)
+    assert {-1.0, 1.0} <= outcomes  # the opponent both wins and loses against random play
+
+
+def test_overlong_reply_never_reaches_the_game() -> None:
+    env = gym.make("TextArena/ConnectFour-v0")  # its move regex is quadratic in the reply length
+    env.reset(seed=0)
+    observation, reward, terminated, _, info = env.step("[3]" + "a" * 1_000_000)
+    assert (reward, terminated, info["invalid_action"]) == (0.0, False, True)
+    assert "characters long" in observation
+    assert not env.step("[3]")[4].get("invalid_action")  # the game goes on

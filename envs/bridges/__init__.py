@@ -33,6 +33,7 @@ SOURCES: tuple[str, ...] = ("reasoning-gym", "textarena")
 _RG_MODULE = "trl_env.envs.bridges.reasoning_gym_env"
 _TA_ENTRY_POINT = "trl_env.envs.bridges.textarena_env:TextArenaEnv"
 _TA_ORACLE_ENTRY_POINT = "trl_env.envs.bridges.textarena_oracles:SolvableTextArenaEnv"
+_TA_TWO_PLAYER_ENTRY_POINT = "trl_env.envs.bridges.textarena_two_player:RandomOpponentTextArenaEnv"
 
 
 def _rows(source: str) -> list[dict[str, Any]]:
@@ -60,7 +61,13 @@ def _rows(source: str) -> list[dict[str, Any]]:
             "source": source,
             "description": f"TextArena {game.name}: {game.description}",
             "has_oracle": game.has_oracle,
-            "entry_point": _TA_ORACLE_ENTRY_POINT if game.has_oracle else _TA_ENTRY_POINT,
+            "entry_point": (
+                _TA_TWO_PLAYER_ENTRY_POINT
+                if game.opponent
+                else _TA_ORACLE_ENTRY_POINT
+                if game.has_oracle
+                else _TA_ENTRY_POINT
+            ),
             "kwargs": {"game": f"{game.name}-v0", "moves": game.moves},
             "max_episode_steps": game.max_episode_steps,
         }

@@ -183,6 +183,8 @@ class TextArenaGame:
         moves: Templates of legal-looking moves for ``random_action`` (``{d}`` is a digit,
             ``{L}`` a peg letter A-C).
         has_oracle: Whether ``textarena_oracles.SOLVERS`` has a solver for it.
+        opponent: ``"random"`` for a two-player game against a random legal-move opponent
+            (``textarena_two_player``), ``None`` for a single-player game.
     """
 
     name: str
@@ -190,6 +192,7 @@ class TextArenaGame:
     max_episode_steps: int
     moves: tuple[str, ...] = ("[{d}]",)
     has_oracle: bool = False
+    opponent: str | None = None
 
 
 TEXTARENA_GAMES: tuple[TextArenaGame, ...] = (
@@ -269,8 +272,23 @@ TEXTARENA_GAMES: tuple[TextArenaGame, ...] = (
     TextArenaGame(
         "TowerOfHanoi", "Move 3 disks from tower A to C.", 30, ("[{L} {L}]",), has_oracle=True
     ),
+    TextArenaGame(
+        "TicTacToe",
+        "Tic-tac-toe (as O, moving first) against a random legal-move opponent.",
+        20,
+        ("[{d}]",),
+        opponent="random",
+    ),
+    TextArenaGame(
+        "ConnectFour",
+        "Connect Four (6x7) against a random legal-move opponent.",
+        60,
+        ("[{d}]",),
+        opponent="random",
+    ),
 )
-"""The bridged TextArena 0.7.4 single-player games, registered as ``TextArena/<name>-v0``."""
+"""The bridged TextArena 0.7.4 games, registered as ``TextArena/<name>-v0``: 22 single-player games
+and 2 two-player games against a random legal-move opponent."""
 
 TEXTARENA_NOT_BRIDGED: dict[str, str] = {
     **dict.fromkeys(
@@ -286,8 +304,8 @@ TEXTARENA_NOT_BRIDGED: dict[str, str] = {
         ("Klondike", "UltimateTexasHoldem"),
         "its module does not import on Python 3.11 (SyntaxError in TextArena 0.7.4)",
     ),
-    "two-player and multi-player games": "not bridged yet: each needs a scripted opponent "
-    "(TextArena has no legal-move API to draw a random legal move from); the catalogue has "
-    "native TextTicTacToe-v0 against random and perfect opponents",
+    "other two-player and multi-player games": "not bridged yet: each needs a scripted opponent "
+    "and TextArena has no legal-move API to draw a random legal move from (TicTacToe and "
+    "ConnectFour have one written here); negotiation and social games need an LLM opponent",
 }
 """TextArena games that are not registered, and why."""

@@ -12,7 +12,11 @@ from trl_env.envs.bridges._isolation import GlobalRandomState, import_extra, qui
 
 from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
 
-__all__ = ["TextArenaEnv"]
+__all__ = ["MAX_ACTION_CHARS", "TextArenaEnv"]
+
+MAX_ACTION_CHARS = 4_000
+"""Longer replies are refused before they reach the game: some TextArena games read moves with
+regular expressions like ``.*\\[(\\d+)\\].*``, which take quadratic time (hours on a 1 MB reply)."""
 
 _PLACEHOLDERS = {"{d}": "0123456789", "{L}": "ABC"}
 
@@ -31,7 +35,8 @@ class TextArenaEnv(gym.Env[str, str]):
     ## Action Space
     Free text, passed to the game as is (TextArena's games read ``[bracketed]`` moves). A move the
     game rejects gets TextArena's own in-band feedback; the game decides when too many invalid
-    moves end it.
+    moves end it. A reply over :data:`MAX_ACTION_CHARS` characters never reaches the game: it gets
+    feedback, ``info["invalid_action"]`` and no reward, and uses a turn.
 
     ## Observation Space
     Text: the messages TextArena sends the player since the last step (rules, board, feedback),
@@ -60,6 +65,8 @@ class TextArenaEnv(gym.Env[str, str]):
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    num_players = 1
+    """Players of the TextArena game; the model is player 0, subclasses script the others."""
 
     def __init__(
         self,
@@ -100,7 +107,7 @@ class TextArenaEnv(gym.Env[str, str]):
         self._rng_copy = GlobalRandomState(game_seed)
         with self._rng_copy.active(), quiet():
             self._game = self._game_class(**{**self._registered_kwargs, **self.game_kwargs})
-            self._game.reset(num_players=1, seed=game_seed)
+            self._game.reset(num_players=self.num_players, seed=game_seed)
             observation = self._read_messages()
         self._done, self.turn = False, 0
         self._last_observation = observation
@@ -124,10 +131,19 @@ class TextArenaEnv(gym.Env[str, str]):
             raise reset_needed(f"TextArena/{self.game}", started=self._game is not None)
         self.turn += 1
         info: dict[str, Any] = {"game": self.game, "turn": self.turn, "won": False}
+        if len(action) > MAX_ACTION_CHARS:
+            info.update(invalid_action=True, error="reply too long")
+            observation = (
+                f"Invalid move: your reply is {len(action)} characters long; the game reads at "
+                f"most {MAX_ACTION_CHARS}. Reply with your move in square brackets."
+            )
+            self._last_observation = observation
+            return observation, 0.0, False, False, info
         reward = 0.0
         with self._rng_copy.active(), quiet():
             try:
                 done, _ = self._game.step(action)
+                done = done or self._play_opponents()
                 ending = None
                 if done:
                     rewards, game_info = self._game.close()
@@ -141,6 +157,10 @@ class TextArenaEnv(gym.Env[str, str]):
         info["won"] = reward >= 1.0
         self._last_observation = observation
         return observation, reward, self._done, False, info
+
+    def _play_opponents(self) -> bool:
+        """Play the other players' turns until it is the model's turn; whether the game ended."""
+        return False
 
     def random_action(self, rng: np.random.Generator) -> str:
         """A random move of the game's format (``moves`` templates; drawn with ``rng`` only)."""
