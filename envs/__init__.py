@@ -190,3 +190,6 @@ def register_envs() -> None:
     # pages do not apply. Needs the openenv extra (trl_env.openenv.client says so if missing).
     if "OpenEnv-v0" not in gym.registry:
         gym.register(id="OpenEnv-v0", entry_point="trl_env.openenv.client:OpenEnvTextEnv")
+    from trl_env.envs.bridges import register_bridges  # static tables: imports no bridged library
+
+    register_bridges()

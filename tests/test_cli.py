@@ -673,3 +673,24 @@ def test_train_help_with_the_real_module(capsys: pytest.CaptureFixture[str]) -> 
     code, out, err = run(capsys, "train", "--help")
     assert code == 0, err
     assert out.startswith("usage: trl-env train")
+
+
+def test_list_shows_bridged_ids_by_source_and_filters(capsys) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "TextWordle-v0" in out
+    assert "[reasoning-gym]" in out and "[textarena]" in out
+    assert main(["list", "--source", "textarena", "--oracles"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and all(line.startswith("TextArena/") for line in lines)
+    assert any("TowerOfHanoi" in line and "[oracle]" in line for line in lines)
+    assert main(["list", "--source", "catalogue"]) == 0
+    assert "[textarena]" not in capsys.readouterr().out
+
+
+def test_eval_oracle_and_random_work_on_bridged_ids() -> None:
+    ids = ["reasoning_gym/BasicArithmetic-v0", "TextArena/TowerOfHanoi-v0"]
+    report = evaluate(ids, "oracle", episodes=3)
+    assert all(report.summaries[env_id].success_rate == 1.0 for env_id in ids)
+    report = evaluate(ids, "random", episodes=3)
+    assert all(report.summaries[env_id].episodes == 3 for env_id in ids)

@@ -10,6 +10,8 @@ from trl_env.cli._common import Formatter
 
 __all__ = ["add_parser"]
 
+_SOURCES = ("catalogue", "reasoning-gym", "textarena", "registered")
+
 
 def _first_doc_line(obj: Any) -> str:
     doc = getattr(obj, "__doc__", None) or ""
@@ -19,7 +21,7 @@ def _first_doc_line(obj: Any) -> str:
     return ""
 
 
-def _env_rows(with_oracles: bool) -> list[dict[str, Any]]:
+def _env_rows(with_oracles: bool, source: str | None = None) -> list[dict[str, Any]]:
     """The catalogue's rows, then any other env registered through trl-env."""
     import gymnasium as gym
 
@@ -37,7 +39,21 @@ def _env_rows(with_oracles: bool) -> list[dict[str, Any]]:
                 "source": "catalogue",
             }
         )
-    known = {entry.id for entry in trl_env.REGISTRY}
+    from trl_env.envs.bridges import catalogue_rows
+
+    for row in catalogue_rows():  # from static tables: imports no bridged library
+        rows.append(
+            {
+                "id": row["id"],
+                "description": row["description"],
+                "entry_point": row["entry_point"],
+                "max_episode_steps": row["max_episode_steps"],
+                "kwargs": _jsonable(row["kwargs"]),
+                "source": row["source"],
+                "oracle": row["has_oracle"],
+            }
+        )
+    known = {row["id"] for row in rows}
     for spec in gym.registry.values():
         if spec.id in known:
             continue
@@ -71,10 +87,14 @@ def _env_rows(with_oracles: bool) -> list[dict[str, Any]]:
                 "source": "registered",
             }
         )
+    if source is not None:
+        rows = [row for row in rows if row["source"] == source]
     if with_oracles:
         from trl_env.eval import find_oracle
 
         for row in rows:
+            if "oracle" in row:  # a bridged row knows it without making (importing) the env
+                continue
             try:
                 row["oracle"] = find_oracle(row["id"]) is not None
             except Exception:
@@ -87,7 +107,7 @@ def _jsonable(value: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    rows = _env_rows(with_oracles=args.oracles or args.json)
+    rows = _env_rows(with_oracles=args.oracles or args.json, source=args.source)
     if args.json:
         print(json.dumps(rows, indent=2, default=repr))
         return 0
@@ -96,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
         mark = ""
         if args.oracles:
             mark = "  [oracle]" if row["oracle"] else ""
-        print(f"{row['id']:<{width}}  {row['description']}{mark}")
+        source = "" if row["source"] == "catalogue" else f"[{row['source']}] "
+        print(f"{row['id']:<{width}}  {source}{row['description']}{mark}")
     return 0
 
 
@@ -110,8 +131,18 @@ def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
         formatter_class=Formatter,
         help="list the registered environment IDs with a one-line description",
         description="List every registered text environment ID with a one-line description:\n"
-        "the trl-env catalogue, then any other env registered through trl-env.",
-        epilog="examples:\n  trl-env list\n  trl-env list --oracles\n  trl-env list --json",
+        "the trl-env catalogue, the bridged catalogues (reasoning-gym, TextArena), then any\n"
+        "other env registered through trl-env.",
+        epilog="examples:\n  trl-env list\n  trl-env list --oracles\n  trl-env list --json\n"
+        "  trl-env list --source textarena",
+    )
+    p.add_argument(
+        "--source",
+        choices=_SOURCES,
+        default=None,
+        help="only the envs of one source: the trl-env catalogue, a bridged catalogue "
+        "(reasoning-gym, textarena; each needs its extra to be made), or other envs "
+        "registered through trl-env",
     )
     p.add_argument("--json", action="store_true", help="print JSON (id, description, ...)")
     p.add_argument(

@@ -1,0 +1,178 @@
+"""TextArena single-player games as text environments: a fresh, privately seeded game per reset."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from trl_env.envs._common import check_render_mode, reset_needed
+from trl_env.envs.bridges._isolation import GlobalRandomState, import_extra, quiet
+
+from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
+
+__all__ = ["MAX_ACTION_CHARS", "TextArenaEnv"]
+
+MAX_ACTION_CHARS = 4_000
+"""Longer replies are refused before they reach the game: some TextArena games read moves with
+regular expressions like ``.*\\[(\\d+)\\].*``, which take quadratic time (hours on a 1 MB reply)."""
+
+_PLACEHOLDERS = {"{d}": "0123456789", "{L}": "ABC"}
+
+
+class TextArenaEnv(gym.Env[str, str]):
+    """One TextArena single-player game as a text env.
+
+    ## Description
+    Each ``reset`` builds a *new* game object from TextArena's registry (``game``, like
+    ``"TowerOfHanoi-v0"``) with no TextArena wrapper, so nothing is kept across episodes (its
+    wrappers keep the history). The game is seeded from ``self.np_random``, and every call into
+    TextArena runs on a private copy of the global ``random``/``numpy.random`` states (TextArena
+    reseeds and draws from the global ones), so envs do not interfere and user code that seeds
+    the global generators changes nothing. Registered as ``TextArena/<Name>-v0``.
+
+    ## Action Space
+    Free text, passed to the game as is (TextArena's games read ``[bracketed]`` moves). A move the
+    game rejects gets TextArena's own in-band feedback; the game decides when too many invalid
+    moves end it. A reply over :data:`MAX_ACTION_CHARS` characters never reaches the game: it gets
+    feedback, ``info["invalid_action"]`` and no reward, and uses a turn.
+
+    ## Observation Space
+    Text: the messages TextArena sends the player since the last step (rules, board, feedback),
+    joined by blank lines; the player's own move is not echoed back.
+
+    ## Rewards
+    TextArena's final reward for the player (1 for a win; games give a loss -1, 0 or a completion
+    fraction), on the last step; 0 before.
+
+    ## Episode End
+    Terminated when TextArena ends the game; truncated after ``max_episode_steps`` turns.
+
+    ## Arguments
+    ```python
+    gym.make("TextArena/TowerOfHanoi-v0", game_kwargs={"num_disks": 4}, render_mode="ansi")
+    ```
+    ``game_kwargs`` override TextArena's registered arguments; ``moves`` are the templates
+    :meth:`random_action` fills (``{d}`` a digit, ``{L}`` a letter A-C).
+
+    ## Info
+    ``game``, ``won`` (final reward of at least 1), ``reason`` (TextArena's, once ended),
+    ``turn``.
+
+    ## Version History
+    * v0: Initial version (TextArena 0.7.4).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    num_players = 1
+    """Players of the TextArena game; the model is player 0, subclasses script the others."""
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        *,
+        game: str,
+        game_kwargs: dict[str, Any] | None = None,
+        moves: tuple[str, ...] = ("[{d}]",),
+    ) -> None:
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        library = import_extra("textarena", "textarena", f"the TextArena game {game!r}")
+        registry = library.envs.registration.ENV_REGISTRY
+        if game not in registry:
+            raise gym.error.Error(f"TextArena has no game {game!r}")
+        spec = registry[game]
+        entry_point = spec.entry_point
+        if isinstance(entry_point, str):  # "module:Class", as TextArena's own make resolves it
+            module, _, name = entry_point.partition(":")
+            entry_point = getattr(importlib.import_module(module), name)
+        self._game_class, self._registered_kwargs = entry_point, dict(spec.kwargs)
+        self.render_mode = render_mode
+        self.game, self.game_kwargs = game, dict(game_kwargs or {})
+        self.moves = tuple(moves)
+        self.observation_space = TextSpace(1_000_000)
+        self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
+        self._game: Any = None
+        self._rng_copy = GlobalRandomState(0)
+        self._done = False
+        self.turn = 0
+        self._last_observation = ""
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start a new game seeded from the env's generator; return its opening messages."""
+        super().reset(seed=seed)
+        game_seed = int(self.np_random.integers(2**31))
+        self._rng_copy = GlobalRandomState(game_seed)
+        with self._rng_copy.active(), quiet():
+            self._game = self._game_class(**{**self._registered_kwargs, **self.game_kwargs})
+            self._game.reset(num_players=self.num_players, seed=game_seed)
+            observation = self._read_messages()
+        self._done, self.turn = False, 0
+        self._last_observation = observation
+        return observation, {"game": self.game, "turn": 0, "won": False}
+
+    def _read_messages(self, ending: str | None = None) -> str:
+        _, messages = self._game.get_observation()
+        # The player's own move comes back as a PLAYER_ACTION message: the model wrote it already.
+        texts = [
+            str(text).strip()
+            for _, text, kind in messages
+            if getattr(kind, "name", None) != "PLAYER_ACTION"
+        ]
+        if ending is not None:
+            texts.append(f"Game over: {ending}")
+        return "\n\n".join(text for text in texts if text) or "(no message)"
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Play one move. Never raises on any string ``action``."""
+        if self._game is None or self._done:
+            raise reset_needed(f"TextArena/{self.game}", started=self._game is not None)
+        self.turn += 1
+        info: dict[str, Any] = {"game": self.game, "turn": self.turn, "won": False}
+        if len(action) > MAX_ACTION_CHARS:
+            info.update(invalid_action=True, error="reply too long")
+            observation = (
+                f"Invalid move: your reply is {len(action)} characters long; the game reads at "
+                f"most {MAX_ACTION_CHARS}. Reply with your move in square brackets."
+            )
+            self._last_observation = observation
+            return observation, 0.0, False, False, info
+        reward = 0.0
+        with self._rng_copy.active(), quiet():
+            try:
+                done, _ = self._game.step(action)
+                done = done or self._play_opponents()
+                ending = None
+                if done:
+                    rewards, game_info = self._game.close()
+                    reward = float((rewards or {}).get(0, 0.0))
+                    ending = info["reason"] = str(game_info.get(0, {}).get("reason", ""))
+                observation = self._read_messages(ending)
+            except Exception as error:  # a game bug ends the episode with a recorded error
+                done, observation = True, f"The game failed ({type(error).__name__}); it is over."
+                info["error"] = f"{type(error).__name__}: {error}"
+        self._done = bool(done)
+        info["won"] = reward >= 1.0
+        self._last_observation = observation
+        return observation, reward, self._done, False, info
+
+    def _play_opponents(self) -> bool:
+        """Play the other players' turns until it is the model's turn; whether the game ended."""
+        return False
+
+    def random_action(self, rng: np.random.Generator) -> str:
+        """A random move of the game's format (``moves`` templates; drawn with ``rng`` only)."""
+        move = self.moves[int(rng.integers(len(self.moves)))]
+        for placeholder, alphabet in _PLACEHOLDERS.items():
+            while placeholder in move:
+                symbol = alphabet[int(rng.integers(len(alphabet)))]
+                move = move.replace(placeholder, symbol, 1)
+        return move
+
+    def render(self) -> str | None:  # type: ignore[override]
+        """The game's last messages (``render_mode="ansi"``)."""
+        if self.render_mode != "ansi" or self._game is None:
+            return None
+        return f"{self.game}, turn {self.turn}\n{self._last_observation}\n"
