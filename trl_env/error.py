@@ -12,6 +12,7 @@ The hierarchy (catch :class:`Error` to catch anything trl-env raises on purpose)
     │   │                                  (ValueError)
     │   ├── UsageError                     a wrong argument or option; says what to pass
     │   │   │                              instead (ValueError)
+    │   │   ├── CommandLineError           a wrong command-line argument (trl-env exits 2)
     │   │   └── NoOracleError              the oracle policy for an env that has none
     │   ├── MissingExtraError              an optional dependency group is not installed
     │   │                                  (ImportError)
@@ -41,6 +42,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 __all__ = [
+    "CommandLineError",
     "EnvErrorWarning",
     "EpisodeOverError",
     "Error",
@@ -82,6 +84,17 @@ class TaskSpecError(Error, ValueError):
 
 class UsageError(Error, ValueError):
     """An argument or option is wrong; the message says what to pass instead."""
+
+
+class CommandLineError(UsageError):
+    """A wrong command-line argument: ``trl-env`` prints it as one line and exits with 2.
+
+    Raised instead of argparse's print-and-exit; ``prog`` is the command it concerns.
+    """
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
 
 
 class NoOracleError(UsageError):

@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Sequence
 
 from trl_env.cli import _eval, _list, _play, _serve, _train
-from trl_env.cli._common import PROG, Formatter, Parser, UsageExit, error_line
+from trl_env.cli._common import PROG, CommandLineError, Formatter, Parser, error_line
 
 __all__ = ["build_parser", "main"]
 
@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog = f"{PROG} {args.command}"
         debug = debug or bool(getattr(args, "debug", False))
         return int(args.func(args))
-    except UsageExit as error:
+    except CommandLineError as error:
         print(error_line(error.prog, str(error)), file=sys.stderr)
         return 2
     except SystemExit as exit_:  # --help, --version

@@ -8,11 +8,12 @@ import json
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from trl_env.error import CommandLineError
+
 __all__ = [
     "PROG",
     "Formatter",
     "Parser",
-    "UsageExit",
     "error_line",
     "json_object",
     "positive_int",
@@ -23,19 +24,11 @@ __all__ = [
 PROG = "trl-env"
 
 
-class UsageExit(Exception):
-    """Raised instead of argparse's print-and-exit, so ``main`` prints one line."""
-
-    def __init__(self, prog: str, message: str) -> None:
-        super().__init__(message)
-        self.prog = prog
-
-
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line (with a pointer to ``--help``)."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageExit(self.prog, f"{message} (see '{self.prog} --help')")
+        raise CommandLineError(self.prog, f"{message} (see '{self.prog} --help')")
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter):

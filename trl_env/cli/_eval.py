@@ -11,8 +11,8 @@ from typing import Any
 
 from trl_env.cli._common import (
     PROG,
+    CommandLineError,
     Formatter,
-    UsageExit,
     json_object,
     positive_int,
     seed,
@@ -56,9 +56,9 @@ def _check_out(args: argparse.Namespace) -> None:
         return
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise UsageExit(f"{PROG} eval", f"--out {out} is a file: name a folder")
+        raise CommandLineError(f"{PROG} eval", f"--out {out} is a file: name a folder")
     if (out / "results.json").exists() and not args.overwrite:
-        raise UsageExit(
+        raise CommandLineError(
             f"{PROG} eval",
             f"--out {out} already holds results.json: pass --overwrite to replace it, or name "
             "another folder",
@@ -66,7 +66,7 @@ def _check_out(args: argparse.Namespace) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise UsageExit(f"{PROG} eval", f"--out {out} cannot be created: {error}") from None
+        raise CommandLineError(f"{PROG} eval", f"--out {out} cannot be created: {error}") from None
 
 
 def _run_settings(args: argparse.Namespace) -> None:
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, name) is None:
             setattr(args, name, default)
     if args.max_new_tokens > args.max_completion_length:
-        raise UsageExit(
+        raise CommandLineError(
             f"{PROG} eval",
             f"--max-new-tokens ({args.max_new_tokens}) is larger than --max-completion-length "
             f"({args.max_completion_length}) (see '{PROG} eval --help')",
