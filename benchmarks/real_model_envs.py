@@ -62,12 +62,13 @@ CLASSES = (
     "case",
     "bracketed, not legal",
     "move in plain words",
+    "echoes the prompt",
     "chat / question",
     "other prose",
 )
 _BRACKETED = re.compile(r"\[([^\[\]]*)\]")
 _CHAT = re.compile(
-    r"\?|\b(hello|hi|sure|ready|let's|let me|i'm|i am|i'd|i would|you|great|happy to)\b", re.I
+    r"\?|\b(hello|hi|sure|ready|let's|let me|i'm|i am|i'd|i would|great|happy to)\b", re.I
 )
 _EXPRESSION = re.compile(r"[\d(][\d\s()+\-*/x×÷]*[\d)]")
 _NUMBER_RUN = re.compile(r"\d+(?:[\s,]+\d+)*")
@@ -92,8 +93,19 @@ def _plain_word_candidates(text: str) -> list[str]:
     return list(dict.fromkeys(c for c in found if c))[:40]
 
 
-def classify(env: gym.Env, text: str) -> str:
-    """The class of one rejected reply ``text``, given ``env`` in the state it was played in."""
+def _echoes(text: str, prompt: str) -> bool:
+    # Half or more of the reply's word trigrams (bigrams, words for shorter replies) are in the
+    # prompt: the model copied the board or the rules.
+    words, seen = text.lower().split(), prompt.lower().split()
+    n = 3 if len(words) >= 6 else 2 if len(words) >= 3 else 1
+    grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+    known = {tuple(seen[i : i + n]) for i in range(len(seen) - n + 1)}
+    return bool(grams) and sum(g in known for g in grams) >= len(grams) / 2
+
+
+def classify(env: gym.Env, text: str, prompt: str = "") -> str:
+    """The class of one rejected reply ``text``, given ``env`` in the state it was played in and
+    the ``prompt`` (the observation) the reply answered."""
     stripped = text.replace("<|im_end|>", "").strip()
     if not stripped:
         return "empty"
@@ -108,6 +120,8 @@ def classify(env: gym.Env, text: str) -> str:
         return "bracketed, not legal"
     if any(_accepts(env, f"[{c}]") for c in _plain_word_candidates(stripped)):
         return "move in plain words"
+    if prompt and _echoes(stripped, prompt):
+        return "echoes the prompt"
     return "chat / question" if _CHAT.search(stripped) else "other prose"
 
 
@@ -116,15 +130,17 @@ def rejected_replies(record: dict[str, Any]) -> list[tuple[str, str, bool]]:
     env = gym.make(record["env_id"])
     env.reset(seed=record["seed"])
     found = []
+    prompt = ""
     try:
         for entry in record["transcript"] or []:
             if entry["role"] != "agent":
+                prompt = entry.get("text", "")
                 continue
             before = copy.deepcopy(env)
             *_, terminated, truncated, info = env.step(entry["action"])
             if info.get("invalid_action", False):
                 cut = not entry.get("stopped", True)
-                found.append((classify(before, entry["text"]), entry["text"], cut))
+                found.append((classify(before, entry["text"], prompt), entry["text"], cut))
             before.close()
             if terminated or truncated:
                 break
@@ -210,7 +226,7 @@ def format_tables(results: dict[str, Any], envs: list[str]) -> str:
             )
         lines.append(f"{env_id:26s}" + "".join(f"{c:>24s}" for c in cells))
     for policy in (p for p in policies if results[p]["rejections"]):
-        short = ["empty", "fence", "case", "[illegal]", "words", "chat", "prose", "cut off"]
+        short = ["empty", "fence", "case", "[illegal]", "words", "echo", "chat", "prose", "cut off"]
         lines += ["", f"why {policy} replies were rejected (counts of rejected replies)"]
         lines.append(f"{'env':26s}{'rejected':>9s}" + "".join(f"{s:>10s}" for s in short))
         for env_id in envs:
@@ -230,6 +246,26 @@ def greedy_goal(results: dict[str, Any]) -> str:
     below = sorted(e for e, s in greedy["summaries"].items() if s["invalid_action_rate"] < 0.5)
     met = "met" if len(below) >= 5 else "MISSED"
     return f"greedy invalid-reply rate < 50% on {len(below)} envs (target >= 5: {met}) {below}"
+
+
+def save(out: Path, settings: dict[str, Any], results: dict[str, Any]) -> str:
+    """Write ``out/results.json``; returns the line on the greedy goal."""
+    goal = greedy_goal(results)
+    payload = {"settings": settings, "goal": goal, "policies": results}
+    (out / "results.json").write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    return goal
+
+
+def reclassify(out: Path) -> None:
+    """Redo the rejection analysis of a saved run from its transcripts (no model needed)."""
+    saved = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    for policy, result in saved["policies"].items():
+        path = out / f"transcripts_{policy}.jsonl"
+        if path.exists():
+            lines = path.read_text(encoding="utf-8").splitlines()
+            result["rejections"] = analyse([json.loads(line) for line in lines])
+    print(save(out, saved["settings"], saved["policies"]))
+    print(format_tables(saved["policies"], saved["settings"]["envs"]))
 
 
 def compare(out: Path, labels: list[str]) -> None:
@@ -268,6 +304,9 @@ def main() -> None:
         "--compare", nargs="+", metavar="LABEL", help="only print saved runs side by side"
     )
     parser.add_argument(
+        "--reclassify", metavar="LABEL", help="only redo the rejection classes of a saved run"
+    )
+    parser.add_argument(
         "--same-as",
         metavar="LABEL",
         help="reuse the settings of a saved run (its envs, seeds, "
@@ -276,6 +315,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.compare:
         compare(Path(args.out), args.compare)
+        return
+    if args.reclassify:
+        reclassify(Path(args.out) / args.reclassify)
         return
     if args.same_as:
         saved = json.loads((Path(args.out) / args.same_as / "results.json").read_text("utf-8"))
@@ -286,23 +328,19 @@ def main() -> None:
     out = Path(args.out) / args.label
     out.mkdir(parents=True, exist_ok=True)
     model = resolve_model(args.model) if set(args.policies) & set(MODEL_POLICIES) else args.model
+    settings = {k: v for k, v in vars(args).items() if k != "envs"} | {"envs": args.envs}
     results = {}
     for policy in args.policies:
         results[policy] = run_policy(policy, args, model, out)
         print(f"[{policy}: {results[policy]['elapsed_s']:.0f} s]", file=sys.stderr, flush=True)
-    settings = {k: v for k, v in vars(args).items() if k != "envs"} | {"envs": args.envs}
+        save(out, settings, results)  # a long run keeps what it has measured so far
     print(
         f"SmolLM2-135M-Instruct ({args.model}); {args.episodes} episodes per env, seeds "
         f"{args.seed}..{args.seed + args.episodes - 1}; at most {args.max_turns} turns per episode "
         f"and {args.max_new_tokens} tokens per model turn; times on a shared 2-core CPU machine"
     )
     print(format_tables(results, args.envs))
-    goal = greedy_goal(results)
-    print(goal)
-    (out / "results.json").write_text(
-        json.dumps({"settings": settings, "goal": goal, "policies": results}, indent=1) + "\n",
-        encoding="utf-8",
-    )
+    print(save(out, settings, results))
     print(f"wrote {out}/results.json and the transcripts")
 
 

@@ -63,6 +63,16 @@ def test_classify_rejected_reply(reply: str, expected: str) -> None:
     assert expected in CLASSES
 
 
+def test_classify_reply_that_copies_the_prompt() -> None:
+    env = gym.make("BenchYes-v0")
+    env.reset(seed=0)
+    prompt = "The board is empty and the game starts now. Your move."
+    assert classify(env, "The board is empty and the game starts now.", prompt) == (
+        "echoes the prompt"
+    )
+    assert classify(env, "The sky is blue.", prompt) == "other prose"
+
+
 def test_analyse_replays_transcripts_and_counts_only_rejected_replies() -> None:
     transcript = [
         {"role": "env", "text": "Say [yes] or [no]."},
@@ -104,7 +114,7 @@ def test_real_model_learning_runs_two_steps(tmp_path: Path) -> None:
         "--eval-seed", "20000", "--batch-size", "4", "--num-generations", "2",
         "--max-new-tokens", "8", "--max-turns", "1", "--lora", "--out", str(tmp_path),
     ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=3600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["env"] == "TextLargestNumber-v0"
