@@ -11,6 +11,8 @@ reply is put in one class (first that applies):
 
 * ``empty``: no text at all;
 * ``code fence``: a Markdown code fence;
+* ``legal move + more``: a bracketed move the env accepts on its own, rejected for what is
+  around it (several bracketed moves, or text the env does not allow);
 * ``case``: a bracketed reply the env accepts in lower or upper case;
 * ``bracketed, not legal``: square brackets, but nothing the env accepts in them;
 * ``move in plain words``: no brackets, but the reply names a move the env accepts in brackets
@@ -59,6 +61,7 @@ MODEL_POLICIES = {"greedy": 0.0, "t1": 1.0}
 CLASSES = (
     "empty",
     "code fence",
+    "legal move + more",
     "case",
     "bracketed, not legal",
     "move in plain words",
@@ -113,6 +116,8 @@ def classify(env: gym.Env, text: str, prompt: str = "") -> str:
         return "code fence"
     inside = _BRACKETED.findall(stripped)
     if inside:
+        if any(_accepts(env, f"[{content}]") for content in inside):
+            return "legal move + more"
         for content in inside:
             for variant in {content.lower(), content.upper(), content.strip()}:
                 if variant != content and _accepts(env, f"[{variant}]"):
@@ -226,7 +231,18 @@ def format_tables(results: dict[str, Any], envs: list[str]) -> str:
             )
         lines.append(f"{env_id:26s}" + "".join(f"{c:>24s}" for c in cells))
     for policy in (p for p in policies if results[p]["rejections"]):
-        short = ["empty", "fence", "case", "[illegal]", "words", "echo", "chat", "prose", "cut off"]
+        short = [
+            "empty",
+            "fence",
+            "move+",
+            "case",
+            "[illegal]",
+            "words",
+            "echo",
+            "chat",
+            "prose",
+            "cut off",
+        ]
         lines += ["", f"why {policy} replies were rejected (counts of rejected replies)"]
         lines.append(f"{'env':26s}{'rejected':>9s}" + "".join(f"{s:>10s}" for s in short))
         for env_id in envs:

@@ -50,6 +50,7 @@ def _registered_yes_env():
         ("", "empty"),
         ("```\n[yes]\n```", "code fence"),
         ("[YES]", "case"),
+        ("[maybe] [yes]", "legal move + more"),
         ("[maybe]", "bracketed, not legal"),
         ("My answer is yes.", "move in plain words"),
         ("Hello! Are you ready to play?", "chat / question"),
