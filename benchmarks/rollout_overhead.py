@@ -14,8 +14,19 @@ Three measurements, printed in one run:
    Target: ours at least as fast. The tiny model is first fine-tuned for a few seconds to always
    answer with the same tool call, so both loops play the same multi-turn episodes.
 
+With ``--model PATH`` (a real model directory or ``.gguf`` file, for example SmolLM2-135M-Instruct;
+see ``docs/real_models.md``) measurement 1 uses that model (target there: under 0.5% outside
+generation) and measurement 2 its tokenizer; measurement 3, which fine-tunes the model in place to
+always call a tool, is skipped; and a 4th measurement runs:
+
+4. Prefill share at turn 6 of a TextWordle-v0 episode: generation re-encodes the whole history
+   every turn. The turn-6 inputs of a batch of episodes are generated again twice: with the turn's
+   token budget, and with one new token (prefill plus one decoding step). Their time ratio is the
+   share of that turn's generation time spent re-reading the history; over 25% would justify
+   reusing the KV cache across turns.
+
 Run:
-    python benchmarks/rollout_overhead.py [--episodes 64] [--quick]
+    python benchmarks/rollout_overhead.py [--episodes 64] [--quick] [--model PATH]
 """
 
 from __future__ import annotations
@@ -23,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 import warnings
@@ -70,24 +82,28 @@ def wordle_tasks(episodes: int, group: int = 4) -> list[Task]:
     return [Task("TextWordle-v0", str(i // group)) for i in range(episodes)]
 
 
-def measure_overhead(model, tokenizer, episodes: int, per_turn: int) -> None:
-    processor = ChatTemplateProcessor(tokenizer)
-    eos = sorted(processor.eos_token_ids)
-    generator = TimedGenerator(
-        TransformersGenerator(
-            model,
-            pad_token_id=tokenizer.pad_token_id,
-            eos_token_ids=eos,
-            generation_config=GenerationConfig(
-                do_sample=True,
-                temperature=1.0,
-                top_k=0,
-                top_p=1.0,
-                eos_token_id=eos,
-                pad_token_id=tokenizer.pad_token_id,
-            ),
-        )
+def sampling_generator(model, tokenizer) -> TransformersGenerator:
+    """The rollout's transformers backend, sampling at temperature 1 (as GRPO does)."""
+    eos = sorted(ChatTemplateProcessor(tokenizer).eos_token_ids)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos[0]
+    return TransformersGenerator(
+        model,
+        pad_token_id=pad,
+        eos_token_ids=eos,
+        generation_config=GenerationConfig(
+            do_sample=True,
+            temperature=1.0,
+            top_k=0,
+            top_p=1.0,
+            eos_token_id=eos,
+            pad_token_id=pad,
+        ),
     )
+
+
+def measure_overhead(model, tokenizer, episodes: int, per_turn: int, target: float = 0.05) -> None:
+    processor = ChatTemplateProcessor(tokenizer)
+    generator = TimedGenerator(sampling_generator(model, tokenizer))
     config = RolloutConfig(max_new_tokens_per_turn=per_turn)
     torch.manual_seed(0)
     start = time.perf_counter()
@@ -97,7 +113,7 @@ def measure_overhead(model, tokenizer, episodes: int, per_turn: int) -> None:
     total = time.perf_counter() - start
     inside = sum(end - begin for begin, end in generator.spans)
     turns = max(e.turns for e in played)
-    print("1) tiny model, CPU, transformers backend")
+    print(f"1) {'tiny model' if target == 0.05 else 'real model'}, CPU, transformers backend")
     print(
         f"   episodes: {episodes}, turns played: {turns}, generation calls: {len(generator.spans)}"
         f" ({'one per turn' if len(generator.spans) == turns else 'MISMATCH'};"
@@ -109,7 +125,8 @@ def measure_overhead(model, tokenizer, episodes: int, per_turn: int) -> None:
     share = (total - inside) / total
     print(
         f"   outside generation: {100 * share:.2f}% of rollout time "
-        f"(target <= 5%: {'met' if share <= 0.05 else 'MISSED'})"
+        f"(target <= {100 * target:g}%: {'met' if share <= target else 'MISSED'};"
+        f" ratio to target {share / target:.2f})"
     )
 
 
@@ -230,12 +247,81 @@ def measure_against_tool_loop(model_dir: str, episodes: int, sft_steps: int) -> 
     print(f"   turns per episode (ours): mean {sum(turns) / len(turns):.1f}, max {max(turns)}")
 
 
+class CapturingGenerator(TimedGenerator):
+    """A timed generator that also keeps the inputs and budget of every call."""
+
+    def __init__(self, inner) -> None:
+        super().__init__(inner)
+        self.calls: list[tuple[list[list[int]], int]] = []
+
+    def generate(self, inputs: Sequence[Sequence[int]], max_new_tokens: int):
+        self.calls.append(([list(ids) for ids in inputs], max_new_tokens))
+        return super().generate(inputs, max_new_tokens)
+
+
+def measure_prefill_share(model, tokenizer, episodes: int, per_turn: int, repeats: int) -> None:
+    """Share of turn-6 generation time spent on the prefill of the whole history (Wordle)."""
+    processor = ChatTemplateProcessor(tokenizer)
+    generator = CapturingGenerator(sampling_generator(model, tokenizer))
+    torch.manual_seed(0)
+    tasks = [Task("TextWordle-v0", str(10_000 + i)) for i in range(episodes)]
+    config = RolloutConfig(max_new_tokens_per_turn=per_turn, max_turns=6)
+    play_episodes(tasks, generator, processor, config, max_completion_length=8192)
+    if len(generator.calls) < 6:
+        print(f"4) prefill share: episodes ended after {len(generator.calls)} turns; no turn 6")
+        return
+    inputs, budget = generator.calls[5]
+    played = generator.spans[5][1] - generator.spans[5][0]
+    lengths = sorted(len(ids) for ids in inputs)
+
+    def timed(new_tokens: int) -> float:
+        samples = []
+        for _ in range(repeats):
+            torch.manual_seed(0)
+            start = time.perf_counter()
+            generator.inner.generate(inputs, new_tokens)
+            samples.append(time.perf_counter() - start)
+        return statistics.median(samples)
+
+    full, prefill = timed(budget), timed(1)
+    share = prefill / full
+    print("4) prefill share of generation time at turn 6 of TextWordle-v0 (transformers backend)")
+    print(
+        f"   {len(inputs)} episodes in the batch, input {lengths[0]}..{lengths[-1]} tokens, "
+        f"budget {budget} new tokens; turn 6 as played: {played:.2f} s"
+    )
+    print(
+        f"   whole turn {full:.2f} s, prefill + 1 token {prefill:.2f} s (medians of {repeats}) -> "
+        f"prefill share {100 * share:.1f}% (threshold 25%: "
+        f"{'crossed: KV-cache reuse would pay' if share > 0.25 else 'not crossed'};"
+        f" ratio to threshold {share / 0.25:.2f})"
+    )
+
+
+def measure_real_model(model_path: str, episodes: int, quick: bool) -> None:
+    """Measurements 1, 2 and 4 with a real model (3 would fine-tune it in place: skipped)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _real_model import resolve_model
+
+    model, tokenizer = load_model_and_tokenizer(resolve_model(model_path))
+    model.eval()
+    per_turn = 16 if quick else 32
+    measure_overhead(model, tokenizer, episodes, per_turn=per_turn, target=0.005)
+    measure_bookkeeping(tokenizer, episodes, repeats=3 if quick else 7)
+    print("3) skipped with --model (it fine-tunes the model in place to always call a tool)")
+    measure_prefill_share(model, tokenizer, min(episodes, 16), per_turn, repeats=1 if quick else 3)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=64)
     parser.add_argument("--quick", action="store_true", help="fewer repeats, shorter turns")
+    parser.add_argument("--model", default=None, help="a real model dir or .gguf file")
     args = parser.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
+    if args.model is not None:
+        measure_real_model(args.model, args.episodes, args.quick)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = build_tiny_model(tmp)
         model, tokenizer = load_model_and_tokenizer(model_dir)

