@@ -135,7 +135,7 @@ def test_summary() -> None:
         ([ENV, "--env-kwargs", '{"num_options": 1}'], "num_options must be an int >= 2"),
         ([ENV, "--env-kwargs", '{"colour": "red"}'], "do not suit TextLargestNumber-v0"),
         ([ENV, "--model", "/no/such/model/dir"], "neither an existing model directory"),
-        (["TextSudoku-v0"], "--warm-start-steps 0"),
+        (["CartPole-v1"], "--warm-start-steps 0"),
     ],
 )
 def test_bad_values_give_clear_errors(
