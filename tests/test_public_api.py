@@ -10,6 +10,7 @@ import pkgutil
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -149,3 +150,15 @@ def test_hub_id_pattern_is_written_once() -> None:
 
     assert is_hub_id("Qwen/Qwen3-0.6B") and is_hub_id("gpt2")
     assert not is_hub_id("a/b/c") and not is_hub_id("/abs/path") and not is_hub_id("")
+
+
+def test_module_sizes() -> None:
+    """No module of the package or the catalogue is over 450 lines (issue: one concept each)."""
+    root = Path(__file__).resolve().parent.parent
+    too_long = {
+        str(path.relative_to(root)): n
+        for folder in ("trl_env", "envs")
+        for path in (root / folder).rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > 450
+    }
+    assert not too_long, too_long
