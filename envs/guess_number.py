@@ -98,7 +98,8 @@ class TextGuessNumberEnv(TextGame[int]):
     equal to ``max_guesses`` when changing it. ``reset(options={"secret": 42})`` fixes the secret.
 
     ## Info
-    ``guess`` (int) and ``hint`` (``"higher"``, ``"lower"`` or ``"correct"``) of the step, both
+    ``guess`` (the guess as text, like every game's ``guess``), ``number`` (the same as an int)
+    and ``hint`` (``"higher"``, ``"lower"`` or ``"correct"``) of the step, all
     left out when the reply was invalid (so every key keeps one type and vector envs batch
     ``info``), ``guesses`` and ``hints`` so far, ``invalid_action`` (with ``error``), ``won``,
     and ``secret`` once the episode ends.
@@ -107,6 +108,8 @@ class TextGuessNumberEnv(TextGame[int]):
     * v0: Initial version. Since the text-game base class, ``hint`` is left out (was ``None``)
       after an invalid reply; observations, rewards and seeds are unchanged. Later: replies that state
       one legal move in plain words are accepted, and invalid-reply feedback quotes the reply.
+      ``info["guess"]`` is text (was an int, now in ``info["number"]``), so a vector env can mix
+      this game with others.
 
     Example:
         >>> import gymnasium as gym
@@ -202,7 +205,8 @@ class TextGuessNumberEnv(TextGame[int]):
         self.guesses.append(move)
         self.hints.append(hint)
         self.won = hint == "correct"
-        return message, reward, {"guess": move, "hint": hint}
+        # "guess" is text, as in every other game, so vector envs that mix games batch it.
+        return message, reward, {"guess": str(move), "number": move, "hint": hint}
 
     def is_over(self) -> bool:
         return self.won

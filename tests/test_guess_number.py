@@ -61,7 +61,7 @@ def test_hints_and_win() -> None:
     observation, reward, terminated, truncated, info = env.step("[50]")
     assert observation == "50 is too high: the number is lower. 6 guesses left."
     assert (reward, terminated, truncated) == (0.0, False, False)
-    assert info["hint"] == "lower" and info["guess"] == 50 and not info["invalid_action"]
+    assert info["hint"] == "lower" and info["guess"] == "50" and info["number"] == 50 and not info["invalid_action"]
     observation, *_, info = env.step("25")
     assert observation == "25 is too low: the number is higher. 5 guesses left."
     assert info["hints"] == ["lower", "higher"] and info["guesses"] == [50, 25]

@@ -108,3 +108,23 @@ def test_every_native_game_is_a_text_game() -> None:
     assert len(native) == 14
     for entry in native:
         assert isinstance(gym.make(entry.id).unwrapped, TextGame), entry.id
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_vector_env_mixing_games_steps_and_batches_info(mode: str) -> None:
+    """Issue 14's example: TextGuessNumber-v0 beside TextWordle-v0 (different max lengths, a
+    shared ``guess`` key) steps in a vector env, and ``guess`` is batched, not mangled."""
+    vector = gym.vector.SyncVectorEnv if mode == "sync" else gym.vector.AsyncVectorEnv
+    envs = vector(
+        [lambda: gym.make("TextGuessNumber-v0"), lambda: gym.make("TextWordle-v0")],
+        observation_mode="different",
+    )
+    try:
+        envs.reset(seed=0)
+        for actions in [("[50]", "[crane]"), ("garbage", "[slate]"), ("[25]", "xx")]:
+            observations, _, _, _, info = envs.step(actions)
+            assert all(isinstance(text, str) and text for text in observations)
+        assert list(info["guess"]) == ["25", None]
+        assert info["number"][0] == 25 and info["_number"].tolist() == [True, False]
+    finally:
+        envs.close()
