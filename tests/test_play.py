@@ -192,3 +192,17 @@ def test_eval_progress_prints_lines_when_stderr_is_not_a_terminal(capsys) -> Non
     assert lines, "no progress line on a non-terminal stderr"
     assert lines[-1].split(":")[-1].strip().startswith("20/20 episodes (100%)")
     assert len(lines) <= 11  # a line per tenth, not per episode
+
+
+def test_random_policy_does_not_replay_the_envs_own_draws() -> None:
+    """A random policy seeded like the env must not guess the env's secret from the same stream."""
+    import gymnasium as gym
+
+    from trl_env.play import play_episode
+    from trl_env.policies import RandomPolicy
+
+    wins = 0
+    for seed in range(30):
+        episode = play_episode(gym.make("TextGuessNumber-v0"), RandomPolicy(seed), seed=seed)
+        wins += episode.turns == 1 and episode.success
+    assert wins <= 3  # a first random guess in 1..100 is right about 1 time in 100

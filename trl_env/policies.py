@@ -163,6 +163,9 @@ class OraclePolicy(FunctionPolicy):
         super().__init__(lambda turn: oracle_action(turn.env))
 
 
+_POLICY_STREAM = 0x52414E44  # "RAND": tells the policy's stream apart from an env's
+
+
 class RandomPolicy(FunctionPolicy):
     """Uniformly random legal-looking replies (:func:`random_action`), from one seeded generator.
 
@@ -172,7 +175,10 @@ class RandomPolicy(FunctionPolicy):
     """
 
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
+        # Not default_rng(seed): that is the very stream gymnasium gives an env reset with the same
+        # seed, so the policy would replay the env's own draws (its secret word or number) and win
+        # for free. A second word in the seed sequence gives an independent stream.
+        self.rng = np.random.default_rng(None if seed is None else [seed, _POLICY_STREAM])
         self._seed = seed
         self._seeded: set[int] = set()
         super().__init__(self._random)
