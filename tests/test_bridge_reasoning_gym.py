@@ -88,7 +88,10 @@ def test_global_rng_users_are_isolated() -> None:
 
 
 def test_lenient_scorer_is_still_lenient() -> None:
-    assert {"puzzle24"} == REASONING_GYM_LENIENT_SCORER
+    assert {"game_of_life_halting", "puzzle24"} == REASONING_GYM_LENIENT_SCORER
+    halting = gym.make("reasoning_gym/GameOfLifeHalting-v0")
+    halting.reset(seed=0)
+    assert halting.step("surely not this")[1] == 1.0  # bool("...") == bool("False") == True
     env = gym.make("reasoning_gym/Puzzle24-v0")
     observation, _ = env.reset(seed=0)
     assert "3, 1, 5, 4" in observation  # and 2*2*(2 + 4) uses none of 3, 1, 5 ...
@@ -156,19 +159,21 @@ def test_reset_step_oracle_and_random(env_id: str) -> None:
     assert (reward, terminated, truncated, info["won"]) == (1.0, True, False, True)
 
 
-@pytest.mark.parametrize("env_id", SAMPLE)
+@pytest.mark.parametrize("env_id", RG_IDS)
 def test_check_text_env(env_id: str) -> None:
     check_text_env(gym.make(env_id))
 
 
-@pytest.mark.parametrize("env_id", SAMPLE)
+@pytest.mark.parametrize("env_id", RG_IDS)
 def test_gym_wrappers_and_sync_vector_env(env_id: str) -> None:
     env = gym.wrappers.RecordEpisodeStatistics(gym.make(env_id, max_attempts=2))
     env.reset(seed=0)
     *_, terminated, truncated, info = env.step("surely not this")
-    assert not (terminated or truncated)
-    *_, terminated, truncated, info = env.step("nor this")
-    assert terminated and info["episode"]["l"] == 2
+    # A lenient scorer (see test_lenient_scorer_is_still_lenient) takes any answer as right.
+    if not (terminated and TASK_OF[env_id] in REASONING_GYM_LENIENT_SCORER):
+        assert not (terminated or truncated)
+        *_, terminated, truncated, info = env.step("nor this")
+        assert terminated and info["episode"]["l"] == 2
     vector = gym.vector.SyncVectorEnv([lambda: gym.make(env_id)] * 2)
     observations, _ = vector.reset(seed=[3, 3])
     assert observations[0] == observations[1]

@@ -150,10 +150,12 @@ REASONING_GYM_NOT_DETERMINISTIC_ACROSS_PROCESSES: frozenset[str] = frozenset(
 right ones) for a fixed seed depends on ``PYTHONHASHSEED`` (they iterate over sets of strings):
 reproducible within a process, and across processes with a fixed ``PYTHONHASHSEED``."""
 
-REASONING_GYM_LENIENT_SCORER: frozenset[str] = frozenset({"puzzle24"})
+REASONING_GYM_LENIENT_SCORER: frozenset[str] = frozenset({"game_of_life_halting", "puzzle24"})
 """Tasks whose ``score_answer`` gives 1 to answers that do not solve the problem (``puzzle24``
-accepts any expression of four numbers equal to 24, not only of the four given): bridged as they
-are, since the reward is by design the task's own score; the docs warn about it."""
+accepts any expression of four numbers equal to 24, not only of the four given;
+``game_of_life_halting`` compares ``bool(answer) == bool(stored)`` on strings, so every non-empty
+answer scores 1): bridged as they are, since the reward is by design the task's own score; the
+docs warn about it."""
 
 REASONING_GYM_TOUCHES_GLOBAL_RNG: frozenset[str] = frozenset({"pool_matrix"})
 """Tasks that draw from the global ``numpy.random`` state: bridged on a private copy of it (every
