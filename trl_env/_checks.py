@@ -76,7 +76,8 @@ def make_text_env(
         raise UsageError(
             f"{env_id} is not a text environment (its spaces are {env.observation_space} and "
             f"{env.action_space}); trl-env plays envs with string observations and actions. "
-            "Wrap it first (trl_env.wrappers.DiscreteToText) or register a text env."
+            "Wrap it first (trl_env.wrappers.DescribeObservation and ParseAction, see "
+            "docs/wrapping_your_env.md) or register a text env."
         )
     return env
 
