@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
@@ -151,3 +152,50 @@ def test_overlong_reply_never_reaches_the_game() -> None:
     assert (reward, terminated, info["invalid_action"]) == (0.0, False, True)
     assert "characters long" in observation
     assert not env.step("[3]")[4].get("invalid_action")  # the game goes on
+
+
+# ------------------------------------------------------------- every ID, as for native envs
+
+
+def test_every_game_is_the_same_in_another_process() -> None:
+    """Seeded episodes (random legal-looking replies) are identical in a second process."""
+    script = (
+        "import json, gymnasium as gym, numpy as np, trl_env\n"
+        "from trl_env.envs.bridges import bridged_ids\n"
+        "def play(i):\n"
+        "    env = gym.make(i); out = [env.reset(seed=5)[0]]; rng = np.random.default_rng(0)\n"
+        "    for _ in range(3):\n"
+        "        o, r, t, tr, _ = env.step(env.unwrapped.random_action(rng))\n"
+        "        out.append([o, float(r), bool(t), bool(tr)])\n"
+        "        if t or tr: break\n"
+        "    return out\n"
+        "print(json.dumps({i: play(i) for i in bridged_ids('textarena')}))"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+        for _ in range(2)
+    ]
+    first, second = (json.loads(run.stdout) for run in runs)
+    assert set(first) == set(TA_IDS) and first == second
+
+
+@pytest.mark.parametrize("env_id", TA_IDS)
+def test_gym_wrappers_and_vector_envs(env_id: str) -> None:
+    env = gym.wrappers.RecordEpisodeStatistics(gym.wrappers.TimeLimit(gym.make(env_id), 2))
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(2):
+        *_, terminated, truncated, info = env.step(env.unwrapped.random_action(rng))
+        if terminated or truncated:
+            break
+    assert terminated or truncated
+    assert "episode" in info
+    for vector in (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv):
+        envs = vector([lambda: gym.make(env_id)] * 2)
+        try:
+            observations, _ = envs.reset(seed=[4, 4])
+            assert observations[0] == observations[1]
+            observations, rewards, *_ = envs.step(["[nonsense]", "[nonsense]"])
+            assert observations[0] == observations[1] and rewards[0] == rewards[1]
+        finally:
+            envs.close()
