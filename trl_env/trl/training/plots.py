@@ -20,6 +20,20 @@ def _moving_average(values: Sequence[float], window: int) -> list[float]:
     return out
 
 
+def _plot_with_mean(
+    axes: Any, steps: Sequence[float], values: Sequence[float], window: int, color: str
+) -> None:
+    """The values per step (faint) and their moving average (bold) on ``axes``."""
+    axes.plot(steps, values, color=color, alpha=0.3, linewidth=1, label="per step")
+    axes.plot(
+        steps,
+        _moving_average(values, window),
+        color=color,
+        linewidth=2,
+        label=f"{window}-step mean",
+    )
+
+
 def plot_learning_curve(
     rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], title: str = ""
 ) -> Path:
@@ -50,28 +64,14 @@ def plot_learning_curve(
     FigureCanvasAgg(figure)
     panels = figure.subplots(2 if has_success else 1, 1, sharex=True, squeeze=False)[:, 0]
     top = panels[0]
-    top.plot(steps, rewards, color="tab:blue", alpha=0.3, linewidth=1, label="per step")
-    top.plot(
-        steps,
-        _moving_average(rewards, window),
-        color="tab:blue",
-        linewidth=2,
-        label=f"{window}-step mean",
-    )
+    _plot_with_mean(top, steps, rewards, window, "tab:blue")
     top.set_ylabel("mean episode return")
     if title:
         top.set_title(title)
     if has_success:
         bottom = panels[1]
         rates = [float(s) for s in success]  # type: ignore[arg-type]
-        bottom.plot(steps, rates, color="tab:green", alpha=0.3, linewidth=1, label="per step")
-        bottom.plot(
-            steps,
-            _moving_average(rates, window),
-            color="tab:green",
-            linewidth=2,
-            label=f"{window}-step mean",
-        )
+        _plot_with_mean(bottom, steps, rates, window, "tab:green")
         bottom.set_ylabel("success rate")
         bottom.set_ylim(-0.02, 1.02)
     for axes in panels:
