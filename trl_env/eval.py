@@ -67,7 +67,6 @@ EpisodeResult = Episode
 """The old name of :class:`trl_env.episode.Episode` (one record for every way of playing)."""
 
 
-
 _REMOVED = {
     "ORACLES": "oracle_action()",
     "RANDOM_ACTIONS": "random_action(rng)",

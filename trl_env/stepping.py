@@ -130,7 +130,9 @@ class SequentialStepper:
         self, function: Callable[[Any, A], T], envs: Sequence[Any], arguments: Sequence[A]
     ) -> list[CallOutcome[T]]:
         """Call ``function(env, argument)`` for each pair, in order."""
-        return [_call(function, env, argument) for env, argument in zip(envs, arguments, strict=True)]
+        return [
+            _call(function, env, argument) for env, argument in zip(envs, arguments, strict=True)
+        ]
 
     def close_env(self, env: Any) -> None:
         """Close ``env`` now (errors ignored)."""
@@ -153,7 +155,9 @@ class ThreadStepper:
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
             raise ValueError(f"workers must be a positive int, got {workers!r}")
         if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+            raise ValueError(
+                f"timeout must be a positive number of seconds or None, got {timeout!r}"
+            )
         self.workers = workers
         self.timeout = timeout
         self._tasks: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = (

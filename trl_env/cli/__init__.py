@@ -45,6 +45,7 @@ examples:
 Run `trl-env COMMAND --help` for the options of a command.
 Exit status: 0 ok, 1 runtime failure, 2 usage error (see --help of each command)."""
 
+
 def _command_of(argv: Sequence[str]) -> str | None:
     """The subcommand named in ``argv`` (the first word that is not a global option)."""
     for token in argv:

@@ -72,8 +72,6 @@ def json_object(text: str) -> dict[str, Any]:
     return value
 
 
-
-
 def error_line(prog: str, message: str) -> str:
     """``prog: error: message`` on one line (newlines and runs of spaces collapsed)."""
     return f"{prog}: error: {' '.join(str(message).split())}"

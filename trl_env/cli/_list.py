@@ -121,8 +121,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-
-
 def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Register ``list`` on the ``commands`` subparsers."""
     p = commands.add_parser(

@@ -31,7 +31,7 @@ def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
         help='serve an environment over OpenEnv (needs: pip install "trl-env[openenv]")',
         description="Run a registered text env as an OpenEnv server: one session per episode,\n"
         "many sessions at once, for TRL's OpenEnv integration and any OpenEnv client\n"
-        "(gym.make(\"OpenEnv-v0\", base_url=URL) here). See docs/slow_envs.md.",
+        '(gym.make("OpenEnv-v0", base_url=URL) here). See docs/slow_envs.md.',
     )
     from trl_env.openenv.cli import add_serve_arguments
 

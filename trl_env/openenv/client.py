@@ -101,7 +101,10 @@ class OpenEnvTextEnv(gym.Env[str, str]):
                 "base_url must be a server URL such as 'http://127.0.0.1:8000' or a non-empty "
                 f"list of them, got {base_url!r}"
             )
-        for name, value in (("connect_timeout", connect_timeout), ("message_timeout", message_timeout)):
+        for name, value in (
+            ("connect_timeout", connect_timeout),
+            ("message_timeout", message_timeout),
+        ):
             if not (isinstance(value, int | float) and value > 0):
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
         if not (isinstance(action_key, str) and isinstance(observation_key, str)):

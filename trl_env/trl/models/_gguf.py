@@ -44,9 +44,7 @@ def gguf_cache_dir(path: str | os.PathLike[str]) -> Path:
     return cache_root() / "gguf" / f"{file.stem}-{_digest(file)}"
 
 
-def convert_gguf(
-    path: str | os.PathLike[str], *, log: Callable[[str], None] | None = None
-) -> Path:
+def convert_gguf(path: str | os.PathLike[str], *, log: Callable[[str], None] | None = None) -> Path:
     """Convert a ``.gguf`` file into a cached model directory (once) and return the directory.
 
     Safe to call from several processes at once: each writes into its own temporary folder and

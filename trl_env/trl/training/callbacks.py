@@ -82,7 +82,8 @@ class Progress:
         elif self.enabled and (self.n // self.every > before // self.every or self.n == self.total):
             shown = ", ".join(f"{k} {v:.3g}" for k, v in postfix.items())
             self.write(
-                f"{self.description}: {self.n}/{self.total} steps" + (f" ({shown})" if shown else "")
+                f"{self.description}: {self.n}/{self.total} steps"
+                + (f" ({shown})" if shown else "")
             )
 
     def close(self) -> None:
