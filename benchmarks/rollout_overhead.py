@@ -24,6 +24,9 @@ always call a tool, is skipped; and a 4th measurement runs:
    token budget, and with one new token (prefill plus one decoding step). Their time ratio is the
    share of that turn's generation time spent re-reading the history; over 25% would justify
    reusing the KV cache across turns.
+5. The same greedy 6-turn TextWordle-v0 episodes played twice, re-reading the history every turn
+   and reusing the KV cache across turns (``TransformersGenerator(reuse_kv_cache=...)``):
+   generation time per turn and in total, their ratio, and whether the token streams are the same.
 
 Run:
     python benchmarks/rollout_overhead.py [--episodes 64] [--quick] [--model PATH]
@@ -82,22 +85,23 @@ def wordle_tasks(episodes: int, group: int = 4) -> list[Task]:
     return [Task("TextWordle-v0", str(i // group)) for i in range(episodes)]
 
 
-def sampling_generator(model, tokenizer) -> TransformersGenerator:
-    """The rollout's transformers backend, sampling at temperature 1 (as GRPO does)."""
+def sampling_generator(
+    model, tokenizer, *, reuse_kv_cache: bool = True, greedy: bool = False
+) -> TransformersGenerator:
+    """The rollout's transformers backend, sampling at temperature 1 (as GRPO does) or greedy."""
     eos = sorted(ChatTemplateProcessor(tokenizer).eos_token_ids)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos[0]
+    sampling = (
+        {"do_sample": False}
+        if greedy
+        else {"do_sample": True, "temperature": 1.0, "top_k": 0, "top_p": 1.0}
+    )
     return TransformersGenerator(
         model,
         pad_token_id=pad,
         eos_token_ids=eos,
-        generation_config=GenerationConfig(
-            do_sample=True,
-            temperature=1.0,
-            top_k=0,
-            top_p=1.0,
-            eos_token_id=eos,
-            pad_token_id=pad,
-        ),
+        generation_config=GenerationConfig(**sampling, eos_token_id=eos, pad_token_id=pad),
+        reuse_kv_cache=reuse_kv_cache,
     )
 
 
@@ -183,7 +187,9 @@ def teach_fixed_reply(model_dir: str, steps: int) -> str:
     """
     model, tokenizer = load_model_and_tokenizer(model_dir)
     processor = ChatTemplateProcessor(tokenizer)
-    target = tokenizer.encode(TOOL_CALL_REPLY, add_special_tokens=False) + [processor.end_of_turn_id]
+    target = tokenizer.encode(TOOL_CALL_REPLY, add_special_tokens=False) + [
+        processor.end_of_turn_id
+    ]
     env = trl_env.GymnasiumToProtocol("TextWordle-v0")
     prompts = [processor.initial_prompt_ids(None, env.reset(str(i))) for i in range(4)]
     prompts.append(processor.initial_prompt_ids(None, env.step("[crane]")))
@@ -209,9 +215,17 @@ def measure_against_tool_loop(model_dir: str, episodes: int, sft_steps: int) -> 
 
     def trainer_for(**kwargs):
         args = GRPOConfig(
-            output_dir=tempfile.mkdtemp(), use_cpu=True, bf16=False, report_to="none",
-            per_device_train_batch_size=episodes, num_generations=4, max_completion_length=1024,
-            logging_steps=1, save_strategy="no", temperature=1.0, max_tool_calling_iterations=5,
+            output_dir=tempfile.mkdtemp(),
+            use_cpu=True,
+            bf16=False,
+            report_to="none",
+            per_device_train_batch_size=episodes,
+            num_generations=4,
+            max_completion_length=1024,
+            logging_steps=1,
+            save_strategy="no",
+            temperature=1.0,
+            max_tool_calling_iterations=5,
         )
         return GRPOTrainer(model=model_dir, args=args, **kwargs)
 
@@ -223,7 +237,8 @@ def measure_against_tool_loop(model_dir: str, episodes: int, sft_steps: int) -> 
             reward_funcs=trl_env.env_reward, train_dataset=dataset, rollout_func=ours
         ),
         "TRL environment_factory": trainer_for(
-            reward_funcs=None, train_dataset=dataset,
+            reward_funcs=None,
+            train_dataset=dataset,
             environment_factory=trl_env.make_environment_factory(instructions=""),
         ),
     }
@@ -240,9 +255,13 @@ def measure_against_tool_loop(model_dir: str, episodes: int, sft_steps: int) -> 
             mask = mask * batch["tool_mask"]
         tokens = int(mask.sum())
         rates[name] = tokens / elapsed
-        print(f"   {name:26s} {tokens:6d} model tokens in {elapsed:6.2f} s -> {rates[name]:8.1f} tok/s")
+        print(
+            f"   {name:26s} {tokens:6d} model tokens in {elapsed:6.2f} s -> {rates[name]:8.1f} tok/s"
+        )
     ratio = rates["trl-env rollout_func"] / rates["TRL environment_factory"]
-    print(f"   ours / TRL tool loop = {ratio:.2f}x (target >= 1.0: {'met' if ratio >= 1.0 else 'MISSED'})")
+    print(
+        f"   ours / TRL tool loop = {ratio:.2f}x (target >= 1.0: {'met' if ratio >= 1.0 else 'MISSED'})"
+    )
     turns = [e.turns for e in ours.last_episodes]
     print(f"   turns per episode (ours): mean {sum(turns) / len(turns):.1f}, max {max(turns)}")
 
@@ -262,7 +281,7 @@ class CapturingGenerator(TimedGenerator):
 def measure_prefill_share(model, tokenizer, episodes: int, per_turn: int, repeats: int) -> None:
     """Share of turn-6 generation time spent on the prefill of the whole history (Wordle)."""
     processor = ChatTemplateProcessor(tokenizer)
-    generator = CapturingGenerator(sampling_generator(model, tokenizer))
+    generator = CapturingGenerator(sampling_generator(model, tokenizer, reuse_kv_cache=False))
     torch.manual_seed(0)
     tasks = [Task("TextWordle-v0", str(10_000 + i)) for i in range(episodes)]
     config = RolloutConfig(max_new_tokens_per_turn=per_turn, max_turns=6)
@@ -298,6 +317,40 @@ def measure_prefill_share(model, tokenizer, episodes: int, per_turn: int, repeat
     )
 
 
+def measure_kv_reuse(model, tokenizer, episodes: int, per_turn: int) -> None:
+    """The same greedy 6-turn TextWordle-v0 episodes with and without KV-cache reuse: time ratio."""
+    processor = ChatTemplateProcessor(tokenizer)
+    tasks = [Task("TextWordle-v0", str(10_000 + i)) for i in range(episodes)]
+    config = RolloutConfig(max_new_tokens_per_turn=per_turn, max_turns=6)
+    sampling_generator(model, tokenizer).generate([[1, 2, 3]], 2)  # warm-up
+    runs = {}
+    for reuse in (False, True):
+        generator = TimedGenerator(
+            sampling_generator(model, tokenizer, reuse_kv_cache=reuse, greedy=True)
+        )
+        played = play_episodes(tasks, generator, processor, config, max_completion_length=8192)
+        per_turn_s = [end - begin for begin, end in generator.spans]
+        runs[reuse] = (played, per_turn_s, generator.inner.prefix_cache)
+    (plain, plain_s, _), (reused, reused_s, cache) = runs[False], runs[True]
+    same = sum(a.completion_ids == b.completion_ids for a, b in zip(plain, reused, strict=True))
+    print("5) KV-cache reuse across turns (transformers backend), greedy TextWordle-v0")
+    print(f"   {episodes} episodes x {len(plain_s)} turns, {per_turn} new tokens per turn at most")
+    for turn, (a, b) in enumerate(zip(plain_s, reused_s, strict=False), start=1):
+        print(
+            f"   turn {turn}: full prefill {a:6.2f} s, reusing the cache {b:6.2f} s -> {a / b:.2f}x"
+        )
+    total_plain, total_reused = sum(plain_s), sum(reused_s)
+    reused_share = cache.reused_tokens / max(1, cache.reused_tokens + cache.prefilled_tokens)
+    print(
+        f"   generation total: {total_plain:.2f} s -> {total_reused:.2f} s: "
+        f"{total_plain / total_reused:.2f}x faster; turn 6: {plain_s[-1] / reused_s[-1]:.2f}x"
+    )
+    print(
+        f"   {100 * reused_share:.0f}% of input tokens came from the cache; "
+        f"identical token streams in {same}/{len(plain)} episodes (greedy)"
+    )
+
+
 def measure_real_model(model_path: str, episodes: int, quick: bool) -> None:
     """Measurements 1, 2 and 4 with a real model (3 would fine-tune it in place: skipped)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -310,6 +363,7 @@ def measure_real_model(model_path: str, episodes: int, quick: bool) -> None:
     measure_bookkeeping(tokenizer, episodes, repeats=3 if quick else 7)
     print("3) skipped with --model (it fine-tunes the model in place to always call a tool)")
     measure_prefill_share(model, tokenizer, min(episodes, 16), per_turn, repeats=1 if quick else 3)
+    measure_kv_reuse(model, tokenizer, min(episodes, 16), per_turn)
 
 
 def main() -> None:

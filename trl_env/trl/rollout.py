@@ -153,12 +153,12 @@ class RolloutConfig:
             )
         workers = self.env_workers
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-            raise UsageError(
-                f"env_workers must be an int >= 0 (0 = sequential), got {workers!r}"
-            )
+            raise UsageError(f"env_workers must be an int >= 0 (0 = sequential), got {workers!r}")
         timeout = self.env_step_timeout
         if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, Real) or not timeout > 0
+            isinstance(timeout, bool)
+            or not isinstance(timeout, Real)
+            or not timeout > 0
             or not math.isfinite(timeout)
         ):
             raise UsageError(
@@ -351,17 +351,25 @@ class EnvRollout:
         self._check_tasks(tasks)
         tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
         processor = self.processor_for(tokenizer, getattr(trainer, "chat_template_kwargs", None))
-        generator = _CountingGenerator(self._generator_for(trainer))
+        backend = self._generator_for(trainer)
+        generator = _CountingGenerator(backend)
         budget = self.config.max_completion_length or trainer.max_completion_length
-        episodes = play_episodes(
-            tasks,
-            generator,
-            processor,
-            self.config,
-            max_completion_length=budget,
-            pool=self._pool,
-            sync=_process_sync(trainer),
-        )
+        try:
+            episodes = play_episodes(
+                tasks,
+                generator,
+                processor,
+                self.config,
+                max_completion_length=budget,
+                pool=self._pool,
+                sync=_process_sync(trainer),
+            )
+        finally:
+            # The KV states kept between turns are useless once the weights change: free them
+            # before the training step needs the memory.
+            clear_cache = getattr(backend, "clear_cache", None)
+            if callable(clear_cache):
+                clear_cache()
         self.generation_calls = generator.calls
         self.last_episodes = episodes
         self._seen_env_ids.update(task.env_id for task in tasks)

@@ -18,6 +18,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
+from transformers.generation.utils import GenerateDecoderOnlyOutput
+
+from trl_env.trl.models._prefix_cache import PrefixCache
 
 __all__ = [
     "Generator",
@@ -26,6 +29,12 @@ __all__ = [
     "VLLMGenerator",
     "generator_from_trainer",
 ]
+
+
+# transformers 5.24 renamed generate's ``past_key_values`` argument (and output field) to ``cache``.
+_CACHE_ARGUMENT = (
+    "cache" if "cache" in GenerateDecoderOnlyOutput.__dataclass_fields__ else "past_key_values"
+)
 
 
 @runtime_checkable
@@ -88,6 +97,10 @@ class TransformersGenerator:
         eos_token_ids: Ids that end a model turn.
         generation_config: Sampling settings; ``max_new_tokens`` is set per call.
         temperature: Temperature used for the returned log-probabilities (the sampling one).
+        reuse_kv_cache: Keep each call's key/value states and, in the next call, feed only the
+            tokens after a row's stored prefix (the previous turn's input and reply) instead of
+            re-reading the whole history. Off: every call prefills everything. The states of the
+            last call stay in memory until :meth:`clear_cache` or the next call.
     """
 
     def __init__(
@@ -98,12 +111,19 @@ class TransformersGenerator:
         eos_token_ids: Sequence[int],
         generation_config: GenerationConfig,
         temperature: float = 1.0,
+        reuse_kv_cache: bool = True,
     ) -> None:
         self._model = model
         self.pad_token_id = pad_token_id
         self.eos_token_ids = frozenset(int(i) for i in eos_token_ids)
         self.generation_config = generation_config
         self.temperature = temperature
+        self.reuse_kv_cache = reuse_kv_cache
+        self.prefix_cache = PrefixCache()
+
+    def clear_cache(self) -> None:
+        """Free the key/value states kept for the next call (see ``reuse_kv_cache``)."""
+        self.prefix_cache.clear()
 
     @classmethod
     def from_trainer(cls, trainer: Any) -> TransformersGenerator:
@@ -151,23 +171,29 @@ class TransformersGenerator:
                 # gathered there), so a process with nothing to generate still takes part.
                 return [], []
             device = next(model.parameters()).device
-            width = max(len(ids) for ids in inputs)
-            input_ids = torch.full((len(inputs), width), self.pad_token_id, dtype=torch.long)
-            attention_mask = torch.zeros((len(inputs), width), dtype=torch.long)
-            for row, ids in enumerate(inputs):
-                input_ids[row, width - len(ids) :] = torch.as_tensor(ids, dtype=torch.long)
-                attention_mask[row, width - len(ids) :] = 1
-            recorder = _SampledLogprobs(width, self.temperature)
             config = GenerationConfig.from_dict(
-                {**self.generation_config.to_dict(), "max_new_tokens": max_new_tokens}
+                {
+                    **self.generation_config.to_dict(),
+                    "max_new_tokens": max_new_tokens,
+                    "return_dict_in_generate": True,
+                }
             )
+            reuse = self.reuse_kv_cache and PrefixCache.supported(model, config)
+            if not reuse:
+                self.prefix_cache.clear()
+            layout = self.prefix_cache.layout(model, inputs, self.pad_token_id, reuse=reuse)
+            width = layout.input_ids.shape[1]
+            recorder = _SampledLogprobs(width, self.temperature)
+            cache_kwargs = {_CACHE_ARGUMENT: layout.cache} if layout.cache is not None else {}
             output = model.generate(
-                input_ids=input_ids.to(device),
-                attention_mask=attention_mask.to(device),
+                input_ids=layout.input_ids.to(device),
+                attention_mask=layout.attention_mask.to(device),
                 generation_config=config,
                 logits_processor=LogitsProcessorList([recorder]),
+                **cache_kwargs,
             )
-        sampled = output[:, width:].cpu()
+            sequences = output.sequences
+        sampled = sequences[:, width:].cpu()
         if sampled.shape[1]:
             recorder.collect(sampled[:, -1])  # the last sampled token's
         logprobs = torch.stack(recorder.steps, dim=1).cpu() if recorder.steps else None
@@ -178,6 +204,11 @@ class TransformersGenerator:
             end = next((i + 1 for i, t in enumerate(ids) if t in self.eos_token_ids), len(ids))
             completions.append(ids[:end])
             completion_logprobs.append(logprobs[row, :end].tolist() if logprobs is not None else [])
+        if reuse:
+            states = getattr(output, "cache", None)
+            if states is None:
+                states = getattr(output, "past_key_values", None)
+            self.prefix_cache.remember(model, inputs, completions, layout, states)
         return completions, completion_logprobs
 
 
