@@ -51,11 +51,15 @@ def wait_until_up(
 
 
 @contextlib.contextmanager
-def subprocess_server(args: list[str], *, cwd: Path, log: Path) -> Iterator[str]:
+def subprocess_server(
+    args: list[str], *, cwd: Path, log: Path, env: dict[str, str] | None = None
+) -> Iterator[str]:
     port = free_port()
     command = [arg.replace("{port}", str(port)) for arg in args]
     with log.open("w") as output:  # a file, not a pipe: a full pipe would block the server
-        process = subprocess.Popen(command, cwd=cwd, stdout=output, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_up(url, process, log)
