@@ -284,24 +284,47 @@ def reclassify(out: Path) -> None:
     print(format_tables(saved["policies"], saved["settings"]["envs"]))
 
 
-def compare(out: Path, labels: list[str]) -> None:
-    """Print one table of several saved runs side by side (``--compare before after``)."""
+def compare(out: Path, labels: list[str], markdown: bool = False) -> None:
+    """Print one table of several saved runs side by side (``--compare before after``).
+
+    The random and oracle columns come from the first run that has them; the model columns from
+    every run, labelled with the run. ``markdown`` prints the table for the docs.
+    """
     runs = {
         label: json.loads((out / label / "results.json").read_text(encoding="utf-8"))
         for label in labels
     }
-    first = runs[labels[0]]
     merged: dict[str, Any] = {}
     for policy in ("random", "oracle"):
-        if policy in first["policies"]:
-            merged[policy] = {**first["policies"][policy], "rejections": {}}
+        found = next((run for run in runs.values() if policy in run["policies"]), None)
+        if found is not None:
+            merged[policy] = {**found["policies"][policy], "rejections": {}}
     for label, run in runs.items():
         for policy in MODEL_POLICIES:
             if policy in run["policies"]:
                 merged[f"{policy} {label}"] = {**run["policies"][policy], "rejections": {}}
-    print(format_tables(merged, first["settings"]["envs"]))
+    envs = runs[labels[0]]["settings"]["envs"]
+    print(markdown_table(merged, envs) if markdown else format_tables(merged, envs))
     for label, run in runs.items():
-        print(f"{label}: {run['goal']}")
+        if any(policy in run["policies"] for policy in MODEL_POLICIES):
+            print(f"{label}: {run['goal']}")
+
+
+def markdown_table(results: dict[str, Any], envs: list[str]) -> str:
+    """success / invalid-reply rate / mean return per env and policy, as a Markdown table."""
+    lines = ["| env | " + " | ".join(results) + " |", "|---" * (len(results) + 1) + "|"]
+    for env_id in envs:
+        cells = []
+        for run in results.values():
+            s = run["summaries"].get(env_id)
+            cells.append(
+                "n/a"
+                if s is None
+                else f"{100 * s['success_rate']:.0f}% / {100 * s['invalid_action_rate']:.0f}% / "
+                f"{s['mean_return']:.2f}"
+            )
+        lines.append(f"| {env_id} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -313,12 +336,18 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--envs", nargs="+", default=None, help="default: the whole catalogue")
-    parser.add_argument("--policies", nargs="+", default=["random", "oracle", *MODEL_POLICIES])
+    parser.add_argument(
+        "--policies",
+        nargs="+",
+        default=None,
+        help="default: random oracle greedy t1 (with --same-as: the saved run's)",
+    )
     parser.add_argument("--label", default="before", help="results go to OUT/LABEL")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "real_model_envs"))
     parser.add_argument(
         "--compare", nargs="+", metavar="LABEL", help="only print saved runs side by side"
     )
+    parser.add_argument("--markdown", action="store_true", help="with --compare: a Markdown table")
     parser.add_argument(
         "--reclassify", metavar="LABEL", help="only redo the rejection classes of a saved run"
     )
@@ -330,7 +359,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.compare:
-        compare(Path(args.out), args.compare)
+        compare(Path(args.out), args.compare, markdown=args.markdown)
         return
     if args.reclassify:
         reclassify(Path(args.out) / args.reclassify)
@@ -339,7 +368,8 @@ def main() -> None:
         saved = json.loads((Path(args.out) / args.same_as / "results.json").read_text("utf-8"))
         for key in ("episodes", "seed", "max_turns", "max_new_tokens", "batch_size", "envs"):
             setattr(args, key, saved["settings"][key])
-        args.policies = saved["settings"]["policies"]
+        args.policies = args.policies or saved["settings"]["policies"]
+    args.policies = args.policies or ["random", "oracle", *MODEL_POLICIES]
     args.envs = args.envs or list(catalogue_ids())
     out = Path(args.out) / args.label
     out.mkdir(parents=True, exist_ok=True)
