@@ -5,7 +5,9 @@ token ids of the model's next turn and the log-probability of each sampled token
 re-rendered from text: the rollout owns the token stream.
 
 * :class:`TransformersGenerator`: ``model.generate`` (``GRPOConfig(use_vllm=False)``), with the
-  trainer's sampling settings; also usable on a bare model for evaluation.
+  trainer's sampling settings; also usable on a bare model for evaluation. It reuses each
+  episode's KV cache from one turn to the next (``reuse_kv_cache``, see ``_prefix_cache``), so a
+  turn does not re-read the whole history.
 * :class:`VLLMGenerator`: ``trainer.vllm_generation`` (vLLM colocate or server mode).
 * :class:`VLLMEngineGenerator`: an offline ``vllm.LLM`` engine of its own (evaluation on a GPU).
 """
