@@ -98,24 +98,43 @@ def test_rows_match_their_own_prefix_in_any_order(model_and_tokenizer) -> None:
     assert generator.generate(second, 4)[0] == plain.generate(second, 4)[0]
 
 
-def test_a_weight_update_drops_the_stored_states(model_and_tokenizer) -> None:
+@pytest.mark.parametrize(
+    "update",
+    ["in place", "fused AdamW step", "AdamW step", "through .data", "another dtype"],
+)
+def test_a_weight_update_drops_the_stored_states(model_and_tokenizer, update) -> None:
     model, tokenizer = model_and_tokenizer
     generator = make_generator(model, tokenizer, reuse=True)
     prompts = [[5, 6, 7, 8], [9, 10]]
     completions, _ = generator.generate(prompts, 4)
-    parameter = next(model.parameters())
-    saved = parameter.detach().clone()
+    saved = {name: p.detach().clone() for name, p in model.named_parameters()}
     try:
-        with torch.no_grad():
-            parameter.add_(0.5)  # what an optimizer step does: an in-place update
+        if update == "in place":
+            with torch.no_grad():
+                next(model.parameters()).add_(0.5)
+        elif update == "through .data":
+            next(model.parameters()).data.add_(0.5)
+        elif update == "another dtype":
+            model.to(torch.float64)
+        else:
+            # Fused AdamW does not move the parameters' version counters.
+            optimizer = torch.optim.AdamW(
+                model.parameters(), lr=1e-2, fused=update.startswith("fused")
+            )
+            loss = model(torch.tensor([[5, 6, 7, 8]])).logits.float().square().mean()
+            loss.backward()
+            optimizer.step()
+            model.zero_grad(set_to_none=True)
         follow_up = [p + c + [3] for p, c in zip(prompts, completions, strict=True)]
         before = generator.prefix_cache.reused_tokens
         got = generator.generate(follow_up, 4)[0]
         assert generator.prefix_cache.reused_tokens == before
         assert got == make_generator(model, tokenizer, reuse=False).generate(follow_up, 4)[0]
     finally:
+        model.to(torch.float32)
         with torch.no_grad():
-            parameter.copy_(saved)
+            for name, parameter in model.named_parameters():
+                parameter.copy_(saved[name])
 
 
 def test_clear_cache_and_unsupported_settings_prefill_everything(model_and_tokenizer) -> None:
@@ -128,7 +147,14 @@ def test_clear_cache_and_unsupported_settings_prefill_everything(model_and_token
     assert generator.prefix_cache.reused_tokens == 0
 
     # Beam search, static caches and encoder-decoder models are left alone.
-    for update in ({"num_beams": 2}, {"cache_implementation": "static"}, {"use_cache": False}):
+    for update in (
+        {"num_beams": 2},
+        {"cache_implementation": "static"},
+        {"cache_implementation": "dynamic"},  # generate refuses a cache together with it
+        {"use_cache": False},
+        {"repetition_penalty": 1.2},  # reads every input id, padding included
+        {"no_repeat_ngram_size": 3},
+    ):
         config = GenerationConfig.from_dict({**generator.generation_config.to_dict(), **update})
         assert not PrefixCache.supported(model, config)
     assert PrefixCache.supported(model, generator.generation_config)

@@ -2,7 +2,7 @@
 
 Every turn re-sends an episode's whole token stream: the previous turn's input, the sampled reply
 and the env's answer. Without reuse, ``generate`` re-reads (prefills) all of it every turn; at
-turn 6 of a TextWordle-v0 episode that was 73% of SmolLM2-135M's generation time on CPU. This
+turn 6 of a TextWordle-v0 episode that was 79% of SmolLM2-135M's generation time on CPU. This
 store keeps the key/value states of every row of the last call; in the next call a row whose
 input starts with a stored row's tokens feeds only the tokens after them.
 
@@ -15,16 +15,27 @@ Layout of a call that reuses the cache (one line per row; ``.`` is padding, mask
 ``generate`` derives positions from the cumulative sum of the attention mask, so the padding in
 the middle of a row does not shift them, and it feeds only the columns after the cache.
 
-It is a cache, never a source of truth: a row without a stored prefix is prefilled in full, a
-call where reuse would not save at least half of the prefill runs without it, and the store is
-dropped whenever the model's weights may have changed (any parameter's in-place version counter
-moved, as after an optimizer step) or another model is used. Only plain ``DynamicCache`` layers
-(full attention) are reused; sliding-window, quantized, static or encoder-decoder caches are
-left alone.
+It is a cache, never a source of truth: a row without a stored prefix is prefilled in full, and
+a call where reuse would not save at least half of the prefill columns runs without it. States
+computed with other weights must never be reused: the rollout clears the store after every
+``rollout_func`` call (before the training step), and as a second guard the store is dropped
+when the model's weights look different (another model object; a parameter moved to another
+device or dtype, reallocated, modified in place per its version counter, or with a different
+value at a few sampled elements, which catches fused optimizer steps that bypass the counter).
+Anyone who keeps a :class:`~trl_env.trl.models.TransformersGenerator` across weight updates, or
+switches PEFT adapters, should call ``clear_cache()``.
+
+Reuse is off (everything is prefilled, as without it) for settings where it would not give the
+same tokens or cannot work: beam search, several return sequences, ``use_cache=False``, any
+``cache_implementation`` (static, sliding-window, quantized, ...), repetition penalties and
+no-repeat n-grams (they read every input id, and reuse moves padding into the middle of a row),
+encoder-decoder models, models whose ``forward`` takes no ``position_ids`` (positions would then
+count the padding), and caches whose layers are not plain full-attention ``DynamicLayer`` s.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -76,7 +87,7 @@ class PrefixCache:
         self._layers: list[tuple[torch.Tensor, torch.Tensor]] | None = None
         self._columns = 0
         self._entries: list[_Entry] = []
-        self._weights_key: tuple[int, int] | None = None
+        self._weights_key: tuple[Any, ...] | None = None
         self.reused_tokens = 0
         self.prefilled_tokens = 0
 
@@ -88,16 +99,36 @@ class PrefixCache:
 
     @staticmethod
     def supported(model: Any, generation_config: Any) -> bool:
-        """Whether this model and these settings produce a cache that can be reused."""
+        """Whether this model and these settings produce a cache that can be reused.
+
+        ``generate`` fills unset fields from the model's own generation config, so both are read.
+        """
         config = getattr(model, "config", None)
         if config is None or getattr(config, "is_encoder_decoder", False):
             return False
-        settings = generation_config
+        forward = getattr(model, "forward", None)
+        try:
+            if forward is None or "position_ids" not in inspect.signature(forward).parameters:
+                return False
+        except (TypeError, ValueError):
+            return False
+
+        def setting(name: str, default: Any) -> Any:
+            for settings in (generation_config, getattr(model, "generation_config", None)):
+                value = getattr(settings, name, None)
+                if value is not None:
+                    return value
+            return default
+
         return (
-            getattr(settings, "use_cache", True) is not False
-            and getattr(settings, "cache_implementation", None) in (None, "dynamic")
-            and (getattr(settings, "num_beams", 1) or 1) == 1
-            and (getattr(settings, "num_return_sequences", 1) or 1) == 1
+            setting("use_cache", True) is not False
+            and setting("cache_implementation", None) is None
+            and setting("num_beams", 1) == 1
+            and setting("num_return_sequences", 1) == 1
+            and setting("repetition_penalty", 1.0) == 1.0
+            and setting("encoder_repetition_penalty", 1.0) == 1.0
+            and not setting("no_repeat_ngram_size", 0)
+            and not setting("encoder_no_repeat_ngram_size", 0)
         )
 
     def layout(
@@ -107,7 +138,8 @@ class PrefixCache:
 
         With ``reuse=False`` (or nothing stored) this is plain left padding.
         """
-        if self._weights_key is not None and self._weights_key != _weights_key(model):
+        self._call_key = _weights_key(model)  # the weights do not change during the call
+        if self._weights_key is not None and self._weights_key != self._call_key:
             self.clear()
         cached = self._match(inputs) if reuse else [0] * len(inputs)
         full_width = max(len(ids) for ids in inputs)
@@ -157,7 +189,7 @@ class PrefixCache:
             row_columns = torch.cat([layout.columns[row], torch.arange(width, width + kept)])
             entries.append(_Entry(list(ids) + list(completion[:kept]), row * columns + row_columns))
         self._layers, self._columns, self._entries = layers, columns, entries
-        self._weights_key = _weights_key(model)
+        self._weights_key = getattr(self, "_call_key", None) or _weights_key(model)
 
     def _match(self, inputs: Sequence[Sequence[int]]) -> list[int]:
         """Per input, how many of its first tokens a stored row holds (at most all but one)."""
@@ -206,9 +238,10 @@ class PrefixCache:
 
 def _gather(states: torch.Tensor, flat_index: torch.Tensor, rows: int) -> torch.Tensor:
     """Pick ``(row, column)`` states of a ``[rows, heads, columns, dim]`` tensor into a new one."""
-    _, heads, _, dim = states.shape
-    plane = states.transpose(1, 2).reshape(-1, heads, dim)
-    picked = plane.index_select(0, flat_index).view(rows, -1, heads, dim)
+    columns = states.shape[2]
+    index = flat_index.view(rows, -1)
+    # Advanced indexing on dims 0 and 2 only copies the picked states: [rows, width, heads, dim].
+    picked = states[index // columns, :, index % columns]
     return picked.transpose(1, 2).contiguous()
 
 
@@ -231,6 +264,22 @@ def _plain_layers(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
     return layers or None
 
 
-def _weights_key(model: Any) -> tuple[int, int]:
-    """Changes whenever a parameter is modified in place (optimizer steps, ``load_state_dict``)."""
-    return id(model), sum(parameter._version for parameter in model.parameters())
+def _weights_key(model: Any) -> tuple[Any, ...]:
+    """Changes whenever the weights may have changed (see the module docstring).
+
+    Per parameter: where it lives, its dtype, its in-place version counter and a few sampled
+    values (fused optimizers update in place without moving the counter). One small reduction
+    per parameter: milliseconds, against seconds for a ``generate`` call.
+    """
+    parameters = list(model.parameters())
+    if not parameters:
+        return (id(model),)
+    layout = tuple(
+        (p.data_ptr(), p.dtype, p.device, p._version, tuple(p.shape)) for p in parameters
+    )
+    with torch.no_grad():
+        samples = [
+            p.detach().reshape(-1)[:: max(1, p.numel() // 8)][:8].float() for p in parameters
+        ]
+        checksum = torch.stack([sample.sum() for sample in samples]).cpu().tolist()
+    return (id(model), layout, tuple(checksum))

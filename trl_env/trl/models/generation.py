@@ -174,14 +174,12 @@ class TransformersGenerator:
                 return [], []
             device = next(model.parameters()).device
             config = GenerationConfig.from_dict(
-                {
-                    **self.generation_config.to_dict(),
-                    "max_new_tokens": max_new_tokens,
-                    "return_dict_in_generate": True,
-                }
+                {**self.generation_config.to_dict(), "max_new_tokens": max_new_tokens}
             )
             reuse = self.reuse_kv_cache and PrefixCache.supported(model, config)
-            if not reuse:
+            if reuse:
+                config.return_dict_in_generate = True  # to get the cache back
+            else:
                 self.prefix_cache.clear()
             layout = self.prefix_cache.layout(model, inputs, self.pad_token_id, reuse=reuse)
             width = layout.input_ids.shape[1]
@@ -194,23 +192,25 @@ class TransformersGenerator:
                 logits_processor=LogitsProcessorList([recorder]),
                 **cache_kwargs,
             )
-            sequences = output.sequences
-        sampled = sequences[:, width:].cpu()
-        if sampled.shape[1]:
-            recorder.collect(sampled[:, -1])  # the last sampled token's
-        logprobs = torch.stack(recorder.steps, dim=1).cpu() if recorder.steps else None
-        completions: list[list[int]] = []
-        completion_logprobs: list[list[float]] = []
-        for row in range(len(inputs)):
-            ids = sampled[row].tolist()
-            end = next((i + 1 for i, t in enumerate(ids) if t in self.eos_token_ids), len(ids))
-            completions.append(ids[:end])
-            completion_logprobs.append(logprobs[row, :end].tolist() if logprobs is not None else [])
-        if reuse:
-            states = getattr(output, "cache", None)
-            if states is None:
-                states = getattr(output, "past_key_values", None)
-            self.prefix_cache.remember(model, inputs, completions, layout, states)
+            sequences = output.sequences if hasattr(output, "sequences") else output
+            sampled = sequences[:, width:].cpu()
+            if sampled.shape[1]:
+                recorder.collect(sampled[:, -1])  # the last sampled token's
+            logprobs = torch.stack(recorder.steps, dim=1).cpu() if recorder.steps else None
+            completions: list[list[int]] = []
+            completion_logprobs: list[list[float]] = []
+            for row in range(len(inputs)):
+                ids = sampled[row].tolist()
+                end = next((i + 1 for i, t in enumerate(ids) if t in self.eos_token_ids), len(ids))
+                completions.append(ids[:end])
+                row_logprobs = logprobs[row, :end].tolist() if logprobs is not None else []
+                completion_logprobs.append(row_logprobs)
+            if reuse:
+                # Inside the model context: sharded weights are still gathered here.
+                states = getattr(output, "cache", None)
+                if states is None:
+                    states = getattr(output, "past_key_values", None)
+                self.prefix_cache.remember(model, inputs, completions, layout, states)
         return completions, completion_logprobs
 
 
