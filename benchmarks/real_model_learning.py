@@ -302,7 +302,7 @@ def main() -> None:
         "wall_s": round(time.perf_counter() - started, 1),
         "step_time_split": split(rows),
         "mean_step_s": round(sum(r["step_s"] for r in rows) / max(1, len(rows)), 2),
-        "machine": "2 CPU cores shared with other jobs (timings are indicative)",
+        "machine": f"{os.cpu_count()} CPU cores (timings depend on what else runs there)",
     }
     with (out / "curve.csv").open("w", newline="", encoding="utf-8") as file:
         writer = csv.DictWriter(file, fieldnames=list(rows[0]) if rows else ["step"])
