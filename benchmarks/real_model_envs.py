@@ -25,12 +25,13 @@ reply is put in one class (first that applies):
 Writes ``OUT/LABEL/results.json`` (settings, every table row, the rejection classes and an example
 per class) and ``OUT/LABEL/transcripts_{greedy,t1}.jsonl``. Re-run for the "after" column, then print both side by side:
 
-    python benchmarks/real_model_envs.py --label after --same-as before
-    python benchmarks/real_model_envs.py --compare before after
+    python benchmarks/real_model_envs.py --label after32 --same-as before32
+    python benchmarks/real_model_envs.py --compare before32 after32 baselines32 --markdown
 
-Cost: prefill of the growing history dominates. On 2 CPU cores shared with other jobs the
-defaults (32 episodes x 19 envs x 2 model policies, 3 turns) take well over an hour; the committed
-"before" run used ``--episodes 8 --max-turns 2`` (see ``docs/real_models.md``).
+Cost: the committed runs (32 episodes per env, one turn, 32 tokens, ``--batch-size 64``) take
+about 4.4 minutes per model policy on an idle 2-core CPU machine; every extra turn costs more (the
+transformers backend reuses the KV cache across turns, so not much more than the first). The exact
+commands are in ``docs/real_models.md``.
 
 Run:
     python benchmarks/real_model_envs.py [--model PATH] [--episodes 32] [--max-turns 3]
