@@ -158,3 +158,17 @@ def test_clear_cache_and_unsupported_settings_prefill_everything(model_and_token
         config = GenerationConfig.from_dict({**generator.generation_config.to_dict(), **update})
         assert not PrefixCache.supported(model, config)
     assert PrefixCache.supported(model, generator.generation_config)
+
+
+# peft reads transformers' deprecated is_gradient_checkpointing (a FutureWarning).
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_a_peft_model_reuses_the_cache_too(tiny_model_dir) -> None:
+    peft = pytest.importorskip("peft")
+    model, tokenizer = load_model_and_tokenizer(tiny_model_dir)
+    config = peft.LoraConfig(r=4, target_modules="all-linear", task_type="CAUSAL_LM")
+    lora = peft.get_peft_model(model, config).eval()
+    reusing = make_generator(lora, tokenizer, reuse=True)
+    expected, _ = play_turns(make_generator(lora, tokenizer, reuse=False), turns=3)
+    got, _ = play_turns(reusing, turns=3)
+    assert reusing.prefix_cache.reused_tokens > 0
+    assert [ids for _, ids, _ in got] == [ids for _, ids, _ in expected]

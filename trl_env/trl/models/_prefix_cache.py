@@ -106,7 +106,9 @@ class PrefixCache:
         config = getattr(model, "config", None)
         if config is None or getattr(config, "is_encoder_decoder", False):
             return False
-        forward = getattr(model, "forward", None)
+        # A PEFT model's forward takes **kwargs; its generate runs the base model's.
+        base = model.get_base_model() if hasattr(model, "get_base_model") else model
+        forward = getattr(base, "forward", None)
         try:
             if forward is None or "position_ids" not in inspect.signature(forward).parameters:
                 return False
