@@ -85,9 +85,9 @@ class PrefixCache:
     def __init__(self, min_saving: float = 0.5) -> None:
         self.min_saving = min_saving
         self._layers: list[tuple[torch.Tensor, torch.Tensor]] | None = None
-        self._columns = 0
         self._entries: list[_Entry] = []
         self._weights_key: tuple[Any, ...] | None = None
+        self._call_key: tuple[Any, ...] | None = None  # the weights of the call under way
         self.reused_tokens = 0
         self.prefilled_tokens = 0
 
@@ -143,7 +143,8 @@ class PrefixCache:
         self._call_key = _weights_key(model)  # the weights do not change during the call
         if self._weights_key is not None and self._weights_key != self._call_key:
             self.clear()
-        cached = self._match(inputs) if reuse else [0] * len(inputs)
+        matches = self._match(inputs) if reuse else [None] * len(inputs)
+        cached = [0 if match is None else match[1] for match in matches]
         full_width = max(len(ids) for ids in inputs)
         new_width = max(len(ids) - n for ids, n in zip(inputs, cached, strict=True))
         if not any(cached) or new_width > (1 - self.min_saving) * full_width:
@@ -165,12 +166,11 @@ class PrefixCache:
             columns.append(row_columns)
         self.reused_tokens += sum(cached)
         self.prefilled_tokens += sum(len(ids) for ids in inputs) - sum(cached)
-        cache = self._assemble(inputs, cached, cache_width) if cache_width else None
+        cache = self._assemble(matches, cache_width) if cache_width else None
         return ReuseLayout(cached, cache_width, input_ids, attention_mask, cache, columns)
 
     def remember(
         self,
-        model: Any,
         inputs: Sequence[Sequence[int]],
         completions: Sequence[Sequence[int]],
         layout: ReuseLayout,
@@ -190,15 +190,13 @@ class PrefixCache:
             kept = min(len(completion), sampled_states)
             row_columns = torch.cat([layout.columns[row], torch.arange(width, width + kept)])
             entries.append(_Entry(list(ids) + list(completion[:kept]), row * columns + row_columns))
-        self._layers, self._columns, self._entries = layers, columns, entries
-        self._weights_key = getattr(self, "_call_key", None) or _weights_key(model)
+        self._layers, self._entries = layers, entries
+        self._weights_key = self._call_key
 
-    def _match(self, inputs: Sequence[Sequence[int]]) -> list[int]:
-        """Per input, how many of its first tokens a stored row holds (at most all but one)."""
-        cached = [0] * len(inputs)
-        self._matches: list[_Entry | None] = [None] * len(inputs)
-        if not self._entries:
-            return cached
+    def _match(self, inputs: Sequence[Sequence[int]]) -> list[tuple[_Entry, int] | None]:
+        """Per input, the stored row that starts it and how many of its tokens to reuse (at most
+        all but the input's last: ``generate`` needs one new token), or None."""
+        matches: list[tuple[_Entry, int] | None] = [None] * len(inputs)
         entries, start = self._entries, 0
         for row, ids in enumerate(inputs):
             # The rollout sends the rows still playing in their previous order: try the entry
@@ -208,22 +206,21 @@ class PrefixCache:
                 tokens = entries[index].tokens
                 n = len(tokens)
                 if n and n <= len(ids) and ids[n - 1] == tokens[-1] and list(ids[:n]) == tokens:
-                    cached[row] = min(n, len(ids) - 1)  # generate needs one new token at least
-                    self._matches[row] = entries[index]
+                    matches[row] = (entries[index], min(n, len(ids) - 1))
                     start = index + 1
                     break
-        return cached
+        return matches
 
-    def _assemble(self, inputs: Sequence[Sequence[int]], cached: list[int], width: int) -> Any:
+    def _assemble(self, matches: list[tuple[_Entry, int] | None], width: int) -> Any:
         """The cache for this call: each row's reused states, right-aligned in ``width`` columns."""
         from transformers import DynamicCache
 
         assert self._layers is not None
         device = self._layers[0][0].device
-        gather = torch.zeros((len(inputs), width), dtype=torch.long)
-        for row, n in enumerate(cached):
-            entry = self._matches[row]
-            if n and entry is not None:
+        gather = torch.zeros((len(matches), width), dtype=torch.long)
+        for row, match in enumerate(matches):
+            if match is not None and match[1]:
+                entry, n = match
                 gather[row, width - n :] = entry.flat_index[:n]
         gather = gather.view(-1).to(device)
         layers = []
@@ -232,7 +229,7 @@ class PrefixCache:
             keys, values = old_layers[index]
             old_layers[index] = None  # type: ignore[call-overload]  # free as we go
             layers.append(
-                (_gather(keys, gather, len(inputs)), _gather(values, gather, len(inputs)))
+                (_gather(keys, gather, len(matches)), _gather(values, gather, len(matches)))
             )
         self._entries = []
         return DynamicCache(ddp_cache_data=layers)

@@ -210,7 +210,7 @@ class TransformersGenerator:
                 states = getattr(output, "cache", None)
                 if states is None:
                     states = getattr(output, "past_key_values", None)
-                self.prefix_cache.remember(model, inputs, completions, layout, states)
+                self.prefix_cache.remember(inputs, completions, layout, states)
         return completions, completion_logprobs
 
 
