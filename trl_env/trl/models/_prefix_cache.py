@@ -2,7 +2,7 @@
 
 Every turn re-sends an episode's whole token stream: the previous turn's input, the sampled reply
 and the env's answer. Without reuse, ``generate`` re-reads (prefills) all of it every turn; at
-turn 6 of a TextWordle-v0 episode that was 79% of SmolLM2-135M's generation time on CPU. This
+turn 6 of a TextWordle-v0 episode that was about 80% of SmolLM2-135M's generation time on CPU. This
 store keeps the key/value states of every row of the last call; in the next call a row whose
 input starts with a stored row's tokens feeds only the tokens after them.
 
