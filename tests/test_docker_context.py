@@ -36,17 +36,19 @@ from tests import test_openenv as served  # a module: its tests are not collecte
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy" / "openenv"
-KNOWN = {"FROM", "WORKDIR", "COPY", "RUN", "ENV", "EXPOSE", "HEALTHCHECK", "CMD"}
+KNOWN = {"ARG", "FROM", "WORKDIR", "COPY", "RUN", "ENV", "EXPOSE", "HEALTHCHECK", "CMD"}
 
 
 @dataclass
 class Image:
     """What the Dockerfile says, one field per instruction."""
 
+    args: dict[str, str] = field(default_factory=dict)  # ARG defaults
     base: str = ""
     workdir: str = "/"
     copies: list[tuple[list[str], str]] = field(default_factory=list)  # (sources, destination)
     runs: list[list[str]] = field(default_factory=list)
+    shell_runs: list[str] = field(default_factory=list)  # the same RUN lines, as /bin/sh gets them
     env: dict[str, str] = field(default_factory=dict)
     expose: list[str] = field(default_factory=list)
     healthcheck: tuple[dict[str, str], str] = ({}, "")  # (--options, shell command)
@@ -73,8 +75,11 @@ def parse_dockerfile(text: str) -> Image:
         keyword, _, rest = line.partition(" ")
         keyword, rest = keyword.upper(), rest.strip()
         assert keyword in KNOWN, f"{keyword}: teach tests/test_docker_context.py this instruction"
-        if keyword == "FROM":
-            image.base = rest
+        if keyword == "ARG":
+            name, _, default = rest.partition("=")
+            image.args[name] = default
+        elif keyword == "FROM":
+            image.base = re.sub(r"\$\{(\w+)\}", lambda m: image.args[m[1]], rest)
         elif keyword == "WORKDIR":
             image.workdir = rest
         elif keyword == "COPY":
@@ -83,6 +88,7 @@ def parse_dockerfile(text: str) -> Image:
             image.copies.append((sources, destination))
         elif keyword == "RUN":
             image.runs.append(shlex.split(rest))
+            image.shell_runs.append(rest)
         elif keyword == "ENV":
             for pair in shlex.split(rest):
                 name, equals, value = pair.partition("=")

@@ -27,6 +27,7 @@ MODULES = [
     "trl_env.envs.toy_text.cliff_walking",
     "trl_env.envs.toy_text.frozen_lake",
     "trl_env.envs.toy_text.taxi",
+    "trl_env.openenv.export",
 ]
 
 

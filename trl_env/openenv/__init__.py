@@ -7,6 +7,8 @@ Needs ``pip install "trl-env[openenv]"`` (``openenv-core``). Names are imported 
   (openenv-core's FastAPI app) with one session per episode.
 - ``gym.make("OpenEnv-v0", base_url=URL)`` (:class:`OpenEnvTextEnv`): a ``gymnasium.Env[str, str]``
   that plays one episode per OpenEnv session of a running server.
+- :func:`export_openenv_dir` / ``trl-env serve ENV_ID --export DIR``: a standalone OpenEnv
+  environment directory (``openenv validate``, ``openenv build``, ``openenv push`` work on it).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = [
     "OpenEnvTextEnv",
     "TextAction",
     "TextObservation",
+    "export_openenv_dir",
     "main",
     "make_app",
     "serve",
@@ -33,6 +36,7 @@ _HOMES = {
     "OpenEnvTextEnv": "client",
     "TextAction": "models",
     "TextObservation": "models",
+    "export_openenv_dir": "export",
     "main": "cli",
 }
 

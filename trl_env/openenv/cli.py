@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["add_serve_arguments", "build_parser", "main", "run_serve"]
+__all__ = ["add_serve_arguments", "build_parser", "main", "run_export", "run_serve"]
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -55,6 +55,16 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="Concurrent sessions (episodes) at most.",
     )
     parser.add_argument("--log-level", default="warning", help="uvicorn's log level.")
+    export = parser.add_argument_group(
+        "export (instead of serving here)",
+        "Write ENV_ID as a standalone OpenEnv environment directory: openenv validate, "
+        "openenv build (Docker) and openenv push (Hugging Face Spaces) work on it.",
+    )
+    export.add_argument("--export", metavar="DIR", help="Write the directory DIR and exit.")
+    export.add_argument(
+        "--no-lock", action="store_true", help="Skip 'uv lock' (run it in DIR yourself)."
+    )
+    export.add_argument("--overwrite", action="store_true", help="Replace an earlier export.")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,11 +77,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run_export(args: argparse.Namespace) -> int:
+    """Write the OpenEnv directory ``args.export``; an error prints one message and returns 2."""
+    from trl_env.error import Error
+    from trl_env.openenv.export import export_openenv_dir
+
+    try:
+        out = export_openenv_dir(
+            args.env_id,
+            args.export,
+            env_kwargs=args.env_kwargs,
+            max_sessions=args.max_sessions,
+            lock=not args.no_lock,
+            overwrite=args.overwrite,
+        )
+    except Error as error:
+        print(f"error: cannot export {args.env_id}: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote the OpenEnv environment {out}/ for {args.env_id}. Next:")
+    if args.no_lock:
+        print(f"  (cd {out} && uv lock)                  # needed by openenv validate/build")
+    print(f"  uv run --project {out} server --port {args.port}   # serve it here")
+    print(f"  openenv validate {out}")
+    print(f"  openenv build {out}                     # a Docker image")
+    print(f"  openenv push {out}                      # a Hugging Face Space")
+    return 0
+
+
 def run_serve(args: argparse.Namespace) -> int:
     """Serve with parsed ``args``; a bad env ID or kwargs prints the error and returns 2."""
     import gymnasium as gym
 
     from trl_env.error import Error
+
+    if getattr(args, "export", None):
+        return run_export(args)
     from trl_env.openenv.server import serve
 
     try:
