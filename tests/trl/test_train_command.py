@@ -133,9 +133,9 @@ def test_summary() -> None:
         ([ENV, "--env-kwargs", "{num_options: 3"], "--env-kwargs is not valid JSON"),
         ([ENV, "--env-kwargs", "[3]"], "--env-kwargs must be a JSON object"),
         ([ENV, "--env-kwargs", '{"num_options": 1}'], "num_options must be an int >= 2"),
-        ([ENV, "--env-kwargs", '{"colour": "red"}'], "do not suit TextLargestNumber-v0"),
+        ([ENV, "--env-kwargs", '{"colour": "red"}'], "TextLargestNumber-v0 does not accept 'colour'"),
         ([ENV, "--model", "/no/such/model/dir"], "neither an existing model directory"),
-        (["CartPole-v1"], "--warm-start-steps 0"),
+        (["CartPole-v1"], "CartPole-v1 is not a text environment"),
     ],
 )
 def test_bad_values_give_clear_errors(

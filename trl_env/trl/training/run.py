@@ -128,14 +128,12 @@ def _check_output_dir(cfg: TrainConfig) -> str | None:
 
 def _check_before_work(cfg: TrainConfig) -> str | None:
     """Every check that can fail, before anything slow; the checkpoint to resume from."""
-    import gymnasium as gym
+    from trl_env._checks import check_text_env
 
     for env_id in dict.fromkeys(cfg.env_ids):
-        gym.spec(env_id)  # NameNotFound with gymnasium's "Did you mean" hint
-        try:
-            gym.make(env_id, **cfg.env_kwargs).close()
-        except TypeError as error:
-            raise ValueError(f"env_kwargs {cfg.env_kwargs} do not suit {env_id}: {error}") from None
+        # Unknown ID (with gymnasium's "Did you mean" hint), bad kwargs, not a text env: before
+        # the warm-start check, whose "no reply format" would hide that the env is not text.
+        check_text_env(env_id, cfg.env_kwargs, argument="env_kwargs")
         if cfg.warm_start_steps:
             from trl_env.trl.warm_start import format_example_for
 
