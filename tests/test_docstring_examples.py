@@ -28,6 +28,7 @@ MODULES = [
     "trl_env.envs.toy_text.frozen_lake",
     "trl_env.envs.toy_text.taxi",
     "trl_env.openenv.export",
+    "trl_env.openenv._wheel",
 ]
 
 

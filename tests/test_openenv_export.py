@@ -2,7 +2,8 @@
 
 The export is checked with openenv-core's own tools, and its image is emulated without Docker:
 
-- ``openenv validate DIR`` (local) passes with all four deployment modes;
+- ``openenv validate DIR`` (local) passes with all four deployment modes, and ``openenv push``'s
+  own check of the directory's layout passes;
 - ``openenv build DIR`` runs ``docker build`` (a stand-in ``docker`` on PATH records the command
   and keeps the build context) on the directory with its ``server/Dockerfile``;
 - ``openenv push``'s own staging step (Dockerfile to the root, web interface on) is applied, and
@@ -11,7 +12,9 @@ The export is checked with openenv-core's own tools, and its image is emulated w
   because uv is already here), then its CMD with its ENV, from the image's working directory;
 - the HEALTHCHECK answers, ``openenv validate --url`` passes, the web interface answers, and an
   episode played through ``OpenEnv-v0`` is the same as the local one;
-- the ``server`` script (``[project.scripts]``, what ``uv run server`` runs) serves as well.
+- openenv-core's typed client (the export's ``client.py``) plays the server too;
+- the ``server`` script (``[project.scripts]``, what ``uv run server`` runs) serves as well;
+- an env of a package installed from a local folder (``module:ID``) ships that package's wheel.
 
 ``uv lock``/``uv sync`` resolve the dependencies from the package index, as the image build does.
 Not checked: the base image and ``docker build`` itself (no Docker engine here).
@@ -19,6 +22,7 @@ Not checked: the base image and ``docker build`` itself (no Docker engine here).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -71,10 +75,16 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_export_passes_openenvs_validator(exported: Path) -> None:
-    result = openenv_cli("validate", str(exported), "--json")
+    result = openenv_cli("validate", str(exported), "--json", "--verbose")
     report = json.loads(result.stdout)
     assert report["passed"], report["issues"]
-    assert all(report["deployment_modes"].values()), report["deployment_modes"]
+    modes = report["deployment_modes"]
+    assert set(modes) == {"docker", "openenv_serve", "uv_run", "python_module"}
+    assert all(modes.values()), modes
+    # openenv push's own check of the layout (it runs before any upload).
+    from openenv.cli.commands.push import _validate_openenv_directory
+
+    assert _validate_openenv_directory(exported)[0] == package_name(ENV_ID)
 
     manifest = yaml.safe_load((exported / "openenv.yaml").read_text("utf-8"))
     assert manifest["name"] == package_name(ENV_ID) == "textwordle_v0"
@@ -94,6 +104,8 @@ def test_export_passes_openenvs_validator(exported: Path) -> None:
     (locked,) = [p for p in lock["package"] if p["name"] == "trl-env"]
     assert locked["source"] == {"path": wheel}
     assert locked["version"] == version
+    digest = hashlib.sha256((exported / wheel).read_bytes()).hexdigest()
+    assert [w["hash"] for w in locked["wheels"]] == [f"sha256:{digest}"]
 
 
 def project_version() -> str:
@@ -238,6 +250,17 @@ def test_exported_image_serves_episodes_like_the_local_env(exported: Path, tmp_p
             text=True,
         )
         assert Path(probe.stdout.strip()).is_relative_to(workdir / ".venv"), probe
+        # openenv-core's typed client, as the export's client.py names it.
+        client_module = load_module(workdir / "client.py", "exported_client")
+        from trl_env.openenv import TextAction
+
+        with client_module.TextEnvClient(base_url=url).sync() as client:
+            first = client.reset(seed=3)
+            second = client.step(TextAction(message="[crane]"))
+        expected = served.play(gym.make(ENV_ID), 3, ["[crane]"])
+        assert first.observation.text == expected[0][0]
+        assert (second.observation.text, second.reward, second.done) == expected[1][:3]
+
         remote, local = gym.make("OpenEnv-v0", base_url=url), gym.make(ENV_ID)
         try:
             for seed in (3, 4):
@@ -259,6 +282,81 @@ def test_exported_image_serves_episodes_like_the_local_env(exported: Path, tmp_p
         finally:
             remote.close()
             local.close()
+
+
+def load_module(path: Path, name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+LOCAL_PACKAGE = """\
+import gymnasium as gym
+
+gym.register(
+    "MyGuess-v0",
+    entry_point="trl_env.envs.guess_number:TextGuessNumberEnv",
+    kwargs={"high": 20},
+)
+"""
+
+
+@needs_uv
+def test_env_of_a_local_package_ships_its_wheel(tmp_path: Path, monkeypatch) -> None:
+    # A package "installed" from a local folder (pip install -e): its dist-info on sys.path
+    # records the folder in direct_url.json, as pip writes it.
+    source = tmp_path / "src" / "my-text-envs"
+    (source / "my_text_envs").mkdir(parents=True)
+    (source / "my_text_envs" / "__init__.py").write_text(LOCAL_PACKAGE)
+    (source / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "my-text-envs"\nversion = "0.3.0"\n'
+        'dependencies = ["gymnasium>=1.0"]\n'
+        '[tool.setuptools]\npackages = ["my_text_envs"]\n'
+    )
+    site = tmp_path / "site"
+    dist_info = site / "my_text_envs-0.3.0.dist-info"
+    dist_info.mkdir(parents=True)
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: my-text-envs\nVersion: 0.3.0\n"
+    )
+    (dist_info / "top_level.txt").write_text("my_text_envs\n")
+    (dist_info / "direct_url.json").write_text(
+        json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}})
+    )
+    shutil.copytree(source / "my_text_envs", site / "my_text_envs")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "my_text_envs", raising=False)
+    try:
+        out = export_openenv_dir("my_text_envs:MyGuess-v0", tmp_path / "mine")
+    finally:
+        gym.registry.pop("MyGuess-v0", None)
+        sys.modules.pop("my_text_envs", None)
+
+    project = tomllib.loads((out / "pyproject.toml").read_text("utf-8"))
+    assert "my-text-envs==0.3.0" in project["project"]["dependencies"]
+    wheel = project["tool"]["uv"]["sources"]["my-text-envs"]["path"]
+    assert wheel == "wheels/my_text_envs-0.3.0-py3-none-any.whl" and (out / wheel).is_file()
+    assert "ENV_ID = 'my_text_envs:MyGuess-v0'" in (out / "server" / "app.py").read_text()
+    # The image's install, then the app and one reset, with only what the directory ships.
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    probe = (
+        "import server.app as app; import gymnasium as gym; "
+        "print(app.ENV_ID, gym.make(app.ENV_ID).reset(seed=1)[0][:60])"
+    )
+    for command in (
+        ["uv", "sync", "--frozen", "--no-editable"],
+        [str(out / ".venv" / "bin" / "python"), "-c", probe],
+    ):
+        result = subprocess.run(
+            command, cwd=out, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert result.returncode == 0, result.stderr
+    local = gym.make("TextGuessNumber-v0", high=20).reset(seed=1)[0][:60]
+    assert result.stdout.strip() == f"my_text_envs:MyGuess-v0 {local}"
 
 
 def test_bridged_env_export_names_its_catalogue_extra(tmp_path: Path) -> None:
@@ -310,10 +408,20 @@ def test_export_errors_are_clear(tmp_path: Path, capsys, monkeypatch) -> None:
     with pytest.raises(UsageError, match=r"uv is not installed.*--no-lock"):
         export_openenv_dir(ENV_ID, tmp_path / "no-uv")
     monkeypatch.undo()
+    assert not (tmp_path / "no-uv").exists()  # a failed export leaves nothing behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+    # --overwrite replaces an earlier export, never a folder it did not write.
+    with pytest.raises(UsageError, match="replaces only an earlier export"):
+        export_openenv_dir(ENV_ID, taken, lock=False, overwrite=True)
+    assert (taken / "notes.txt").read_text() == "mine"
 
     assert main(["serve", ENV_ID, "--export", str(taken)]) == 2
     assert "not empty" in capsys.readouterr().err
-    assert main(["serve", ENV_ID, "--export", str(taken), "--overwrite", "--no-lock"]) == 0
+    fresh = tmp_path / "fresh"
+    assert main(["serve", ENV_ID, "--export", str(fresh), "--no-lock"]) == 0
     printed = capsys.readouterr().out
     assert "uv lock" in printed and "openenv push" in printed
-    assert (taken / "openenv.yaml").is_file()
+    (fresh / "server" / "stale.py").write_text("")
+    assert main(["serve", ENV_ID, "--export", str(fresh), "--no-lock", "--overwrite"]) == 0
+    assert (fresh / "openenv.yaml").is_file() and not (fresh / "server" / "stale.py").exists()

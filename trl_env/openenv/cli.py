@@ -57,8 +57,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="warning", help="uvicorn's log level.")
     export = parser.add_argument_group(
         "export (instead of serving here)",
-        "Write ENV_ID as a standalone OpenEnv environment directory: openenv validate, "
-        "openenv build (Docker) and openenv push (Hugging Face Spaces) work on it.",
+        "Write ENV_ID as a standalone OpenEnv environment directory\n(openenv validate, "
+        "openenv build and openenv push work on it).",
     )
     export.add_argument("--export", metavar="DIR", help="Write the directory DIR and exit.")
     export.add_argument(
@@ -94,13 +94,16 @@ def run_export(args: argparse.Namespace) -> int:
     except Error as error:
         print(f"error: cannot export {args.env_id}: {error}", file=sys.stderr)
         return 2
-    print(f"wrote the OpenEnv environment {out}/ for {args.env_id}. Next:")
+    from trl_env.openenv.export import package_name
+
+    where = out.resolve()
+    print(f"wrote the OpenEnv environment {where} for {args.env_id}. Next:")
     if args.no_lock:
-        print(f"  (cd {out} && uv lock)                  # needed by openenv validate/build")
-    print(f"  uv run --project {out} server --port {args.port}   # serve it here")
-    print(f"  openenv validate {out}")
-    print(f"  openenv build {out}                     # a Docker image")
-    print(f"  openenv push {out}                      # a Hugging Face Space")
+        print(f"  (cd {where} && uv lock)   # needed by openenv validate/build/push")
+    print(f"  uv run --project {where} server --port {args.port}   # serve it here")
+    print(f"  openenv validate {where}")
+    print(f"  openenv build {where} -t openenv-{package_name(args.env_id)}   # a Docker image")
+    print(f"  openenv push {where}   # a Hugging Face Space")
     return 0
 
 
@@ -110,7 +113,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from trl_env.error import Error
 
-    if getattr(args, "export", None):
+    if getattr(args, "export", None) is not None:
         return run_export(args)
     from trl_env.openenv.server import serve
 
