@@ -332,6 +332,16 @@ def test_env_of_a_local_package_ships_its_wheel(tmp_path: Path, monkeypatch) -> 
     monkeypatch.delitem(sys.modules, "my_text_envs", raising=False)
     try:
         out = export_openenv_dir("my_text_envs:MyGuess-v0", tmp_path / "mine")
+        # The bare ID: the server could not make it (nothing would import my_text_envs there).
+        with pytest.raises(UsageError, match="export it as 'MODULE:MyGuess-v0'"):
+            export_openenv_dir("MyGuess-v0", tmp_path / "bare", lock=False)
+        # A regular (not editable) install from a folder: the folder may hold other code now.
+        (dist_info / "direct_url.json").write_text(
+            json.dumps({"url": source.as_uri(), "dir_info": {}})
+        )
+        with pytest.raises(UsageError, match=r"not from a package index.*pip install -e"):
+            export_openenv_dir("my_text_envs:MyGuess-v0", tmp_path / "regular", lock=False)
+        assert not (tmp_path / "bare").exists() and not (tmp_path / "regular").exists()
     finally:
         gym.registry.pop("MyGuess-v0", None)
         sys.modules.pop("my_text_envs", None)
@@ -385,6 +395,46 @@ def test_env_kwargs_are_fixed_in_the_app(tmp_path: Path) -> None:
     assert namespace["ENV_KWARGS"] == {"high": 50}
 
 
+def test_failed_or_repeated_exports_keep_what_was_there(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    # `--export .` from inside an earlier export, `uv lock` failing: the export stays as it was.
+    first = export_openenv_dir(ENV_ID, tmp_path / "wordle", lock=False)
+    before = {p.relative_to(first): p.read_bytes() for p in first.rglob("*") if p.is_file()}
+    failing = tmp_path / "bin"
+    failing.mkdir()
+    (failing / "uv").write_text("#!/bin/sh\necho 'no index here' >&2\nexit 1\n")
+    (failing / "uv").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{failing}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.chdir(first)
+    with pytest.raises(UsageError, match="no index here"):
+        export_openenv_dir(ENV_ID, ".", overwrite=True)
+    after = {p.relative_to(first): p.read_bytes() for p in first.rglob("*") if p.is_file()}
+    assert after == before
+    # A new directory that fails is not left behind, nor are its parents' new folders' files.
+    with pytest.raises(UsageError, match="no index here"):
+        export_openenv_dir(ENV_ID, tmp_path / "new")
+    assert not (tmp_path / "new").exists()
+    # `.` with --overwrite and no lock: replaced in place, the current folder still exists.
+    (first / "server" / "stale.py").write_text("")
+    export_openenv_dir(ENV_ID, ".", lock=False, overwrite=True)
+    assert Path.cwd() == first and (first / "openenv.yaml").is_file()
+    assert not (first / "server" / "stale.py").exists()
+    assert not [p for p in first.iterdir() if p.name.startswith(".trl-env-export-")]
+    with pytest.raises(UsageError, match="empty path"):
+        export_openenv_dir(ENV_ID, "", lock=False)
+    # The names openenv-core's AutoEnv derives from the env's name.
+    from openenv.auto._discovery import _infer_class_name
+
+    client = load_module(first / "client.py", "exported_client_names")
+    models = load_module(first / "models.py", "exported_model_names")
+    assert getattr(client, _infer_class_name("textwordle_v0", "client")).__name__ == (
+        "TextEnvClient"
+    )
+    for kind in ("action", "observation"):
+        assert hasattr(models, _infer_class_name("textwordle_v0", kind))
+
+
 def test_export_errors_are_clear(tmp_path: Path, capsys, monkeypatch) -> None:
     with pytest.raises(UsageError, match="not a text environment"):
         export_openenv_dir("CartPole-v1", tmp_path / "cartpole", lock=False)
@@ -399,8 +449,10 @@ def test_export_errors_are_clear(tmp_path: Path, capsys, monkeypatch) -> None:
 
     gym.register("RuntimeOnlyText-v0", entry_point=lambda: gym.make(ENV_ID))
     try:
-        with pytest.raises(UsageError, match="entry point"):
+        with pytest.raises(UsageError, match="export it as 'MODULE:RuntimeOnlyText-v0'"):
             export_openenv_dir("RuntimeOnlyText-v0", tmp_path / "runtime", lock=False)
+        with pytest.raises(UsageError, match="no installed distribution provides"):
+            export_openenv_dir("tests:RuntimeOnlyText-v0", tmp_path / "runtime", lock=False)
     finally:
         del gym.registry["RuntimeOnlyText-v0"]
 

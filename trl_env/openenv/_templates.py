@@ -14,6 +14,16 @@ def _toml_string(text: str) -> str:
     return json.dumps(text)  # a JSON string is a valid TOML basic string
 
 
+def pascal_name(package: str) -> str:
+    """The class-name stem openenv-core's ``AutoEnv`` derives from an env name.
+
+    Example:
+        >>> pascal_name("textwordle_v0")
+        'TextwordleV0'
+    """
+    return "".join(word.capitalize() for word in package.replace("_env", "").split("_"))
+
+
 def pyproject(package: str, env_id: str, requirements: list[str], sources: dict[str, str]) -> str:
     dependencies = "".join(f"    {_toml_string(r)},\n" for r in requirements)
     paths = "".join(
@@ -92,7 +102,11 @@ MODELS = '''\
 
 from trl_env.openenv.models import TextAction, TextObservation
 
-__all__ = ["TextAction", "TextObservation"]
+# The names openenv-core's AutoEnv derives from this env's name.
+{pascal}Action = TextAction
+{pascal}Observation = TextObservation
+
+__all__ = ["{pascal}Action", "{pascal}Observation", "TextAction", "TextObservation"]
 '''
 
 CLIENT = '''\
@@ -105,7 +119,10 @@ CLIENT = '''\
 
 from trl_env.openenv.env_client import TextEnvClient
 
-__all__ = ["TextEnvClient"]
+# The name openenv-core's AutoEnv derives from this env's name.
+{pascal}Env = TextEnvClient
+
+__all__ = ["{pascal}Env", "TextEnvClient"]
 '''
 
 DOCKERFILE = """\

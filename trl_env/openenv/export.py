@@ -56,6 +56,7 @@ from trl_env.openenv._templates import (
     MARKER,
     MODELS,
     README,
+    pascal_name,
     pyproject,
 )
 from trl_env.openenv._wheel import DISTRIBUTION, build_trl_env_wheel
@@ -94,14 +95,34 @@ def _env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
     return check_env_id(bare_id)
 
 
+def _own_ids() -> set[str]:
+    """The IDs that ``import trl_env`` registers: the catalogue and the bridged catalogues."""
+    from trl_env.envs import REGISTRY
+    from trl_env.envs.bridges import bridged_ids
+
+    return {entry.id for entry in REGISTRY} | set(bridged_ids())
+
+
 def _local_source(distribution: str) -> Path | None:
     """The folder ``distribution`` was installed from (``pip install [-e] PATH``), if any."""
     text = importlib.metadata.distribution(distribution).read_text("direct_url.json")
     if not text:
+        return None  # from an index: pinned by version
+    record = json.loads(text)
+    url = urlparse(record.get("url", ""))
+    if url.scheme != "file":
         return None
-    url = urlparse(json.loads(text).get("url", ""))
     folder = Path(unquote(url.path))
-    return folder if url.scheme == "file" and folder.is_dir() else None
+    if not (record.get("dir_info", {}).get("editable") and folder.is_dir()):
+        # A regular install from a folder or wheel: the folder may hold other code by now, and
+        # no index has this version.
+        raise UsageError(
+            f"{distribution} was installed from {record.get('url')}, not from a package index: "
+            "an export cannot know that this is still the installed code. Install it editable "
+            "(pip install -e FOLDER; the export then ships a wheel built from that folder), or "
+            "publish it to an index."
+        )
+    return folder
 
 
 def _foreign_distributions(env_id: str) -> list[str]:
@@ -111,16 +132,16 @@ def _foreign_distributions(env_id: str) -> list[str]:
         UsageError: The env is registered by code that an exported server cannot import.
     """
     spec = _env_spec(env_id)
-    modules = [env_id.rpartition(":")[0]] if ":" in env_id else []
-    if isinstance(spec.entry_point, str):
-        modules.append(spec.entry_point.partition(":")[0])
-    elif not modules:
+    if ":" not in env_id and env_id not in _own_ids():
+        # The server would gym.make an ID that nothing registers there.
         raise UsageError(
-            f"{env_id} is registered at run time with a Python object as its entry point "
-            f"({spec.entry_point!r}), so an exported server cannot make it. Register it with a "
-            "'package.module:Class' entry point in an installable package and export "
-            "'package.module:ENV_ID'."
+            f"{env_id} is not one of trl-env's envs, so the exported server must first import "
+            f"the module that registers it: export it as 'MODULE:{env_id}' (gym.make imports "
+            f"MODULE first), for example 'my_pkg.envs:{env_id}'."
         )
+    modules = [env_id.rpartition(":")[0]] if ":" in env_id else []
+    if isinstance(spec.entry_point, str):  # a callable is registered again by the module
+        modules.append(spec.entry_point.partition(":")[0])
     providers = importlib.metadata.packages_distributions()
     distributions: list[str] = []
     for module in modules:
@@ -185,8 +206,10 @@ def export_openenv_dir(
 ) -> Path:
     """Write ``env_id`` as a standalone OpenEnv environment directory (see the module docs).
 
-    The files are written beside ``directory`` and moved there only when complete, so a failed
-    export leaves nothing behind (with ``overwrite``, the earlier export stays as it was).
+    The files are written in a hidden folder inside ``directory`` and moved into place only when
+    complete, so a failed export leaves nothing behind (with ``overwrite``, the earlier export
+    stays as it was). ``overwrite`` replaces everything in the directory, files added by hand
+    included.
 
     Args:
         env_id: A registered text env ID (``module:ID`` for an env of another package).
@@ -208,59 +231,95 @@ def export_openenv_dir(
     env_kwargs = dict(env_kwargs or {})
     if not isinstance(max_sessions, int) or max_sessions < 1:
         raise UsageError(f"max_sessions must be a positive int, got {max_sessions!r}")
-    out = Path(directory)
+    if not str(directory):
+        raise UsageError("pass the directory to export into; an empty path names none")
+    out = Path(directory).expanduser().resolve()
     _check_target(out, env_id, overwrite)
-    distributions = _foreign_distributions(env_id)  # imports the module of a module:ID first
+    _env_spec(env_id)  # imports the module of a module:ID first
     check_text_env(env_id.rpartition(":")[2], env_kwargs, argument="--env-kwargs")
+    distributions = _foreign_distributions(env_id)
     local = {name: _local_source(name) for name in distributions}
     uv = _uv() if lock or any(local.values()) else ""
 
-    package = package_name(env_id)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{out.name}-", dir=out.parent) as scratch:
-        staging = Path(scratch) / out.name
-        wheels = staging / "wheels"
-        trl_env_wheel = build_trl_env_wheel(wheels)
-        sources = {DISTRIBUTION: trl_env_wheel.relative_to(staging).as_posix()}
-        version = trl_env_wheel.name.split("-")[1]
-        # openenv-core by name as well: openenv-core's validator looks for it among the
-        # dependencies.
-        requirements = [f"trl-env[{','.join(_extras(env_id))}]=={version}", "openenv-core>=0.3.0"]
-        for name, folder in local.items():
-            requirements.append(f"{name}=={importlib.metadata.version(name)}")
-            if folder is not None:  # installed from a folder, so on no index: ship its wheel
-                built = Path(scratch) / f"built-{name}"  # uv build adds files beside the wheel
-                command = ["build", "--wheel", "--out-dir", str(built), str(folder)]
-                _run_uv(uv, command, staging, f"building a wheel of {name} from {folder}")
-                (wheel,) = built.glob("*.whl")
-                sources[name] = (
-                    shutil.move(wheel, wheels / wheel.name).relative_to(staging).as_posix()
-                )
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        # Staged inside the target (same filesystem, even a mount point), swapped in when whole.
+        with tempfile.TemporaryDirectory(prefix=".trl-env-export-", dir=out) as scratch:
+            staging = Path(scratch) / "export"
+            _write_export(staging, Path(scratch), env_id, env_kwargs, max_sessions, local, uv)
+            if lock:
+                _run_uv(uv, ["lock"], staging, f"resolving the dependencies of {env_id}")
+            for entry in out.iterdir():  # an earlier export (checked above), or nothing
+                if entry == Path(scratch):
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+            for entry in staging.iterdir():
+                entry.rename(out / entry.name)
+    except BaseException:
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    return out
 
-        (staging / "server").mkdir()
-        app = APP.format(
+
+def _write_export(
+    staging: Path,
+    scratch: Path,
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    max_sessions: int,
+    local: dict[str, Path | None],
+    uv: str,
+) -> None:
+    """Write every file of the export into ``staging`` (all but ``uv.lock``)."""
+    package = package_name(env_id)
+    wheels = staging / "wheels"
+    trl_env_wheel = build_trl_env_wheel(wheels)
+    sources = {DISTRIBUTION: trl_env_wheel.relative_to(staging).as_posix()}
+    version = trl_env_wheel.name.split("-")[1]
+    # openenv-core by name as well: openenv-core's validator looks for it among the dependencies.
+    requirements = [f"trl-env[{','.join(_extras(env_id))}]=={version}", "openenv-core>=0.3.0"]
+    for name, folder in local.items():
+        installed = importlib.metadata.version(name)
+        requirements.append(f"{name}=={installed}")
+        if folder is None:
+            continue
+        # Installed editable from a folder, so on no index: ship a wheel built from the folder.
+        built = scratch / f"built-{name}"  # uv build adds files beside the wheel
+        command = ["build", "--wheel", "--out-dir", str(built), str(folder)]
+        _run_uv(uv, command, staging, f"building a wheel of {name} from {folder}")
+        (wheel,) = built.glob("*.whl")
+        if wheel.name.split("-")[1] != installed:
+            raise UsageError(
+                f"{folder} now builds {name} {wheel.name.split('-')[1]}, but {installed} is "
+                "installed: reinstall it (pip install -e FOLDER), test, and export again."
+            )
+        sources[name] = (
+            Path(shutil.move(wheel, wheels / wheel.name)).relative_to(staging).as_posix()
+        )
+
+    (staging / "server").mkdir()
+    pascal = pascal_name(package)
+    files = {
+        "openenv.yaml": MANIFEST.format(marker=MARKER, env_id=env_id, package=package),
+        "pyproject.toml": pyproject(package, env_id, requirements, sources),
+        "README.md": README.format(env_id=env_id, package=package),
+        "__init__.py": f'"""OpenEnv environment of the trl-env text env {env_id}."""\n',
+        "models.py": MODELS.format(pascal=pascal),
+        "client.py": CLIENT.format(pascal=pascal),
+        "server/__init__.py": "",
+        "server/app.py": APP.format(
             env_id=env_id,
             env_id_literal=repr(env_id),
             kwargs_literal=repr(json.dumps(env_kwargs)),
             max_sessions=max_sessions,
-        )
-        files = {
-            "openenv.yaml": MANIFEST.format(marker=MARKER, env_id=env_id, package=package),
-            "pyproject.toml": pyproject(package, env_id, requirements, sources),
-            "README.md": README.format(env_id=env_id, package=package),
-            "__init__.py": f'"""OpenEnv environment of the trl-env text env {env_id}."""\n',
-            "models.py": MODELS,
-            "client.py": CLIENT,
-            "server/__init__.py": "",
-            "server/app.py": app,
-            "server/Dockerfile": DOCKERFILE.format(package=package, max_sessions=max_sessions),
-            ".dockerignore": DOCKERIGNORE,
-        }
-        for name, text in files.items():
-            (staging / name).write_text(text, encoding="utf-8")
-        if lock:
-            _run_uv(uv, ["lock"], staging, f"resolving the dependencies of {env_id}")
-        if out.exists():
-            shutil.rmtree(out)  # an earlier export (checked above), or an empty folder
-        staging.rename(out)
-    return out
+        ),
+        "server/Dockerfile": DOCKERFILE.format(package=package, max_sessions=max_sessions),
+        ".dockerignore": DOCKERIGNORE,
+    }
+    for name, text in files.items():
+        (staging / name).write_text(text, encoding="utf-8")
