@@ -18,7 +18,7 @@ Hugging Face Space)::
 The wheel is built from the trl-env that runs the export, so the server plays exactly the code
 you tested (local changes included), and the directory builds with no checkout beside it. An env
 of another package (``"my_pkg.envs:MyEnv-v0"``) adds that package: pinned from the package index,
-or, when it is installed from a local folder, as a wheel built from that folder.
+or, when it is installed editable from a local folder, as a wheel built from that folder.
 
 Example:
     >>> import tempfile
@@ -125,13 +125,12 @@ def _local_source(distribution: str) -> Path | None:
     return folder
 
 
-def _foreign_distributions(env_id: str) -> list[str]:
-    """Installed distributions other than trl-env and gymnasium that make ``env_id``.
+def _foreign_distributions(env_id: str, spec: gym.envs.registration.EnvSpec) -> list[str]:
+    """Installed distributions other than trl-env and gymnasium that make ``env_id`` (``spec``).
 
     Raises:
         UsageError: The env is registered by code that an exported server cannot import.
     """
-    spec = _env_spec(env_id)
     if ":" not in env_id and env_id not in _own_ids():
         # The server would gym.make an ID that nothing registers there.
         raise UsageError(
@@ -235,9 +234,9 @@ def export_openenv_dir(
         raise UsageError("pass the directory to export into; an empty path names none")
     out = Path(directory).expanduser().resolve()
     _check_target(out, env_id, overwrite)
-    _env_spec(env_id)  # imports the module of a module:ID first
+    spec = _env_spec(env_id)  # imports the module of a module:ID first
     check_text_env(env_id.rpartition(":")[2], env_kwargs, argument="--env-kwargs")
-    distributions = _foreign_distributions(env_id)
+    distributions = _foreign_distributions(env_id, spec)
     local = {name: _local_source(name) for name in distributions}
     uv = _uv() if lock or any(local.values()) else ""
 
