@@ -17,7 +17,6 @@ pytest.importorskip("reasoning_gym")
 
 import reasoning_gym
 from trl_env.envs.bridges import bridged_ids, catalogue_rows
-from trl_env.envs.bridges._isolation import GlobalRandomState
 from trl_env.envs.bridges._tables import (
     REASONING_GYM_LENIENT_SCORER,
     REASONING_GYM_NO_STORED_ANSWER,
@@ -99,16 +98,21 @@ def test_lenient_scorer_is_still_lenient() -> None:
 
 
 def test_cross_process_determinism_matches_the_table() -> None:
-    # Problems are drawn by the library from a per-episode seed: compare those directly.
+    # Problems are drawn by the library from a per-episode seed: compare those directly. In this
+    # process (isolate=False) the listed tasks depend on PYTHONHASHSEED; the default worker
+    # processes all run with one fixed hash seed, so there every task is deterministic.
     script = (
         "import json, gymnasium as gym, trl_env\n"
         "from trl_env.envs.bridges import bridged_ids\n"
-        "from trl_env.envs.bridges._isolation import GlobalRandomState\n"
-        "def problem(i, s):\n"
-        "    entry = gym.make(i).unwrapped._generate(s, GlobalRandomState(s))[1]\n"
+        "from trl_env.envs.bridges._tables import REASONING_GYM_NOT_DETERMINISTIC_ACROSS_PROCESSES as odd\n"
+        "def problem(i, s, isolate):\n"
+        "    entry = gym.make(i, isolate=isolate).unwrapped._call('generate', s, 600)\n"
         "    return [entry['question'], str(entry['answer'])]\n"
-        "print(json.dumps({i: [problem(i, s) for s in (7, 11)]\n"
-        "                  for i in bridged_ids('reasoning-gym')}))"
+        "ids = bridged_ids('reasoning-gym')\n"
+        "here = {i: [problem(i, s, False) for s in (7, 11)] for i in ids}\n"
+        "workers = {i: [problem(i, s, True) for s in (7, 11)] for i in ids\n"
+        "           if i.split('/')[1] in {''.join(w.title() for w in t.split('_')) + '-v0' for t in odd}}\n"
+        "print(json.dumps([here, workers]))"
     )
     processes = [  # the two processes run side by side
         subprocess.Popen(
@@ -125,13 +129,15 @@ def test_cross_process_determinism_matches_the_table() -> None:
         assert process.returncode == 0
         runs.append(json.loads(stdout))
     # A listed task may give the same problem for some seeds; with seeds 7 and 11 each one differs.
-    differs = {TASK_OF[i] for i in RG_IDS if runs[0][i] != runs[1][i]}
+    differs = {TASK_OF[i] for i in RG_IDS if runs[0][0][i] != runs[1][0][i]}
     assert differs == REASONING_GYM_NOT_DETERMINISTIC_ACROSS_PROCESSES
+    assert len(runs[0][1]) == len(REASONING_GYM_NOT_DETERMINISTIC_ACROSS_PROCESSES)
+    assert runs[0][1] == runs[1][1]  # in the workers, the same problems in both processes
     # Everything else is the same problem in any process, this one included.
     for env_id in SAMPLE:
         if TASK_OF[env_id] not in REASONING_GYM_NOT_DETERMINISTIC_ACROSS_PROCESSES:
-            entry = gym.make(env_id).unwrapped._generate(11, GlobalRandomState(11))[1]
-            assert [entry["question"], str(entry["answer"])] == runs[0][env_id][1]
+            entry = gym.make(env_id, isolate=False).unwrapped._call("generate", 11, 600)
+            assert [entry["question"], str(entry["answer"])] == runs[0][0][env_id][1]
 
 
 # ------------------------------------------------------------------------- every bridged ID

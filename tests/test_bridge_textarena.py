@@ -18,6 +18,7 @@ from trl_env.envs.bridges.textarena_oracles import SOLVERS
 
 import trl_env
 from trl_env.utils import check_text_env
+from trl_env.wrappers import LimitInvalidActions
 
 TA_IDS = bridged_ids("textarena")
 
@@ -145,11 +146,27 @@ def test_two_player_games_against_the_random_opponent(env_id: str) -> None:
     assert {-1.0, 1.0} <= outcomes  # the opponent both wins and loses against random play
 
 
+def test_the_games_own_invalid_move_verdict_is_an_invalid_action() -> None:
+    env = gym.make("TextArena/TowerOfHanoi-v0", invalid_action_penalty=0.25)
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step("I would rather chat")
+    assert (reward, terminated, info["invalid_action"]) == (-0.25, False, True)
+    assert "[source] [target]" in info["error"]  # TextArena's own reason
+    _, _, terminated, _, info = env.step("still chatting")  # the second offence ends the game
+    assert terminated and info["invalid_action"]
+    env.reset(seed=0)
+    _, reward, _, _, info = env.step(env.unwrapped.oracle_action())
+    assert info["invalid_action"] is False and "error" not in info
+    limited = LimitInvalidActions(gym.make("TextArena/TowerOfHanoi-v0"), 1)
+    limited.reset(seed=0)
+    assert limited.step("no move here")[3]  # the wrapper sees it and truncates the episode
+
+
 def test_overlong_reply_never_reaches_the_game() -> None:
     env = gym.make("TextArena/ConnectFour-v0")  # its move regex is quadratic in the reply length
     env.reset(seed=0)
     observation, reward, terminated, _, info = env.step("[3]" + "a" * 1_000_000)
-    assert (reward, terminated, info["invalid_action"]) == (0.0, False, True)
+    assert (reward, terminated, info["invalid_action"]) == (-0.1, False, True)
     assert "characters long" in observation
     assert not env.step("[3]")[4].get("invalid_action")  # the game goes on
 

@@ -29,6 +29,10 @@ MODULES = [
     "trl_env.envs.toy_text.taxi",
     "trl_env.openenv.export",
     "trl_env.openenv._wheel",
+    "trl_env.utils.hostile",
+    "trl_env.envs.bridges._answer_grammar",
+    "trl_env.envs.bridges._scorer_pool",
+    "trl_env.envs.bridges.reasoning_gym_env",
 ]
 
 

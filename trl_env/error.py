@@ -20,6 +20,8 @@ The hierarchy (catch :class:`Error` to catch anything trl-env raises on purpose)
     │   │                                  (AssertionError)
     │   ├── OpenEnvConnectionError         no OpenEnv server answered, or the connection broke
     │   │                                  mid-episode (ConnectionError)
+    │   ├── GameGenerationError            a bridged env's library could not generate a game
+    │   │                                  at reset (RuntimeError)
     │   └── StepTimeoutError               an env call ran past env_step_timeout; its
     │                                      episode ends with an error (TimeoutError)
     └── Warning
@@ -46,6 +48,7 @@ __all__ = [
     "EnvErrorWarning",
     "EpisodeOverError",
     "Error",
+    "GameGenerationError",
     "InvalidSpaceError",
     "MissingExtraError",
     "NoOracleError",
@@ -126,6 +129,12 @@ class TextEnvCheckError(Error, AssertionError):
 
 class OpenEnvConnectionError(Error, ConnectionError):
     """No OpenEnv server answered, or the connection broke during an episode."""
+
+
+class GameGenerationError(Error, RuntimeError):
+    """A bridged env could not generate a game at ``reset``: its library failed on several seeds
+    in a row, or took longer than the env's time limit. The message names the env, the seed and
+    what to do."""
 
 
 class StepTimeoutError(Error, TimeoutError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "REASONING_GYM_ANSWER_GRAMMARS",
     "REASONING_GYM_LENIENT_SCORER",
     "REASONING_GYM_NOT_BRIDGED",
     "REASONING_GYM_NOT_DETERMINISTIC_ACROSS_PROCESSES",
@@ -156,6 +157,23 @@ accepts any expression of four numbers equal to 24, not only of the four given;
 ``game_of_life_halting`` compares ``bool(answer) == bool(stored)`` on strings, so every non-empty
 answer scores 1): bridged as they are, since the reward is by design the task's own score; the
 docs warn about it."""
+
+REASONING_GYM_ANSWER_GRAMMARS: dict[str, str] = {
+    "binary_matrix": "literal",
+    "n_queens": "literal",
+    "spiral_matrix": "literal",
+    "string_insertion": "literal",
+    "countdown": "arithmetic",
+    "puzzle24": "arithmetic",
+    "polynomial_multiplication": "polynomial",
+    "simple_integration": "integral",
+    "intermediate_integration": "integral",
+}
+"""Tasks whose ``score_answer`` runs the answer as code (``eval`` of a Python list, or
+``sympy.parse_expr`` of an expression), and the grammar their answers are checked against before
+the scorer sees them (see ``_answer_grammar.py``). Found by reading reasoning-gym 0.1.25's scorers;
+``tests/test_bridge_security.py`` scans the installed library's scorers for calls that execute
+text and fails on any task missing here."""
 
 REASONING_GYM_TOUCHES_GLOBAL_RNG: frozenset[str] = frozenset({"pool_matrix"})
 """Tasks that draw from the global ``numpy.random`` state: bridged on a private copy of it (every

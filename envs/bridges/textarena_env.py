@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import gymnasium as gym
@@ -21,6 +23,31 @@ regular expressions like ``.*\\[(\\d+)\\].*``, which take quadratic time (hours 
 _PLACEHOLDERS = {"{d}": "0123456789", "{L}": "ABC"}
 
 
+@contextmanager
+def _recording_invalid_moves(game: Any, verdicts: list[str]) -> Iterator[None]:
+    """Append TextArena's reason to ``verdicts`` whenever the game calls an invalid move.
+
+    TextArena tells a rejected move only through ``state.set_invalid_move(reason)`` (its flag is
+    cleared again before ``step`` returns), so the call itself is what is recorded, on this game
+    object only and only for the ``with`` block (the model's own move, not scripted opponents').
+    """
+    state = getattr(game, "state", None)
+    original = getattr(state, "set_invalid_move", None)
+    if state is None or not callable(original):
+        yield
+        return
+
+    def record(*args: Any, **kwargs: Any) -> Any:
+        verdicts.append(str(kwargs.get("reason", args[0] if args else "invalid move")))
+        return original(*args, **kwargs)
+
+    state.set_invalid_move = record
+    try:
+        yield
+    finally:
+        del state.set_invalid_move  # the class's method again
+
+
 class TextArenaEnv(gym.Env[str, str]):
     """One TextArena single-player game as a text env.
 
@@ -35,8 +62,11 @@ class TextArenaEnv(gym.Env[str, str]):
     ## Action Space
     Free text, passed to the game as is (TextArena's games read ``[bracketed]`` moves). A move the
     game rejects gets TextArena's own in-band feedback; the game decides when too many invalid
-    moves end it. A reply over :data:`MAX_ACTION_CHARS` characters never reaches the game: it gets
-    feedback, ``info["invalid_action"]`` and no reward, and uses a turn.
+    moves end it. Either way the step reports ``info["invalid_action"]`` (with TextArena's reason
+    in ``info["error"]``) and costs ``invalid_action_penalty``, like a native env's invalid reply,
+    so ``LimitInvalidActions`` and the rollout's invalid-reply metrics see it. A reply over
+    :data:`MAX_ACTION_CHARS` characters never reaches the game: it gets feedback,
+    ``info["invalid_action"]`` and the penalty, and uses a turn.
 
     ## Observation Space
     Text: the messages TextArena sends the player since the last step (rules, board, feedback),
@@ -44,14 +74,16 @@ class TextArenaEnv(gym.Env[str, str]):
 
     ## Rewards
     TextArena's final reward for the player (1 for a win; games give a loss -1, 0 or a completion
-    fraction), on the last step; 0 before.
+    fraction), on the last step; 0 before; minus ``invalid_action_penalty`` on a step with an
+    invalid move.
 
     ## Episode End
     Terminated when TextArena ends the game; truncated after ``max_episode_steps`` turns.
 
     ## Arguments
     ```python
-    gym.make("TextArena/TowerOfHanoi-v0", game_kwargs={"num_disks": 4}, render_mode="ansi")
+    gym.make("TextArena/TowerOfHanoi-v0", game_kwargs={"num_disks": 4},
+             invalid_action_penalty=0.1, render_mode="ansi")
     ```
     ``game_kwargs`` override TextArena's registered arguments; ``moves`` are the templates
     :meth:`random_action` fills (``{d}`` a digit, ``{L}`` a letter A-C).
@@ -75,8 +107,12 @@ class TextArenaEnv(gym.Env[str, str]):
         game: str,
         game_kwargs: dict[str, Any] | None = None,
         moves: tuple[str, ...] = ("[{d}]",),
+        invalid_action_penalty: float = 0.1,
     ) -> None:
         check_render_mode(render_mode, self.metadata["render_modes"])
+        if not invalid_action_penalty >= 0:
+            raise ValueError(f"invalid_action_penalty must be >= 0, got {invalid_action_penalty}")
+        self.invalid_action_penalty = float(invalid_action_penalty)
         library = import_extra("textarena", "textarena", f"the TextArena game {game!r}")
         registry = library.envs.registration.ENV_REGISTRY
         if game not in registry:
@@ -138,11 +174,13 @@ class TextArenaEnv(gym.Env[str, str]):
                 f"most {MAX_ACTION_CHARS}. Reply with your move in square brackets."
             )
             self._last_observation = observation
-            return observation, 0.0, False, False, info
+            return observation, -self.invalid_action_penalty, False, False, info
         reward = 0.0
+        verdicts: list[str] = []
         with self._rng_copy.active(), quiet():
             try:
-                done, _ = self._game.step(action)
+                with _recording_invalid_moves(self._game, verdicts):
+                    done, _ = self._game.step(action)
                 done = done or self._play_opponents()
                 ending = None
                 if done:
@@ -155,6 +193,10 @@ class TextArenaEnv(gym.Env[str, str]):
                 info["error"] = f"{type(error).__name__}: {error}"
         self._done = bool(done)
         info["won"] = reward >= 1.0
+        info["invalid_action"] = bool(verdicts)
+        if verdicts:
+            info["error"] = verdicts[-1]
+            reward -= self.invalid_action_penalty
         self._last_observation = observation
         return observation, reward, self._done, False, info
 

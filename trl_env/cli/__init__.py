@@ -18,7 +18,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from trl_env.cli import _eval, _list, _play, _serve, _train
+from trl_env.cli import _check, _eval, _list, _play, _serve, _train
 from trl_env.cli._common import PROG, CommandLineError, Formatter, Parser, error_line
 
 __all__ = ["build_parser", "main"]
@@ -36,6 +36,7 @@ _EPILOG = """\
 examples:
   trl-env list                                      # every environment ID, one line each
   trl-env play TextWordle-v0 --seed 3               # play Wordle in the terminal
+  trl-env check reasoning_gym/Countdown-v0 --hostile  # replies that try to run code run nothing
   trl-env eval TextWordle-v0 --policy oracle --episodes 1000
   trl-env eval TextWordle-v0 TextMastermind-v0 --policy random --episodes 200 --out runs/random
   trl-env eval TextWordle-v0 --policy Qwen/Qwen3-0.6B --episodes 64 --out runs/qwen
@@ -81,6 +82,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     _list.add_parser(commands, [debug])
+    _check.add_parser(commands, [debug])
     _play.add_parser(commands, [debug])
     _eval.add_parser(commands, [debug])
     _train.add_parser(commands, [debug], load=_command_of(argv) == "train")

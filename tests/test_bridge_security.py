@@ -1,0 +1,269 @@
+"""A model's reply is data, never code: every registered env, hostile replies, bounded scorers."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import inspect
+import textwrap
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("reasoning_gym")
+pytest.importorskip("textarena")
+
+import reasoning_gym
+from trl_env.envs.bridges import bridged_ids
+from trl_env.envs.bridges._answer_grammar import AnswerGrammarError, check_answer
+from trl_env.envs.bridges._scorer_pool import ScorerError, ScorerPool
+from trl_env.envs.bridges._tables import REASONING_GYM_ANSWER_GRAMMARS, reasoning_gym_id
+
+import trl_env
+from tests.conftest import text_env_ids
+from trl_env.error import GameGenerationError, TextEnvCheckError
+from trl_env.utils import check_hostile_replies
+
+RG_IDS = set(bridged_ids("reasoning-gym"))
+# Every registered ID but the OpenEnv client (its server runs one of these envs).
+ALL_IDS = sorted({*text_env_ids(), *bridged_ids()} - {"OpenEnv-v0"})
+_EXECUTES_TEXT = {"eval", "exec", "compile", "parse_expr", "sympify", "S", "literal_eval"}
+
+
+def _make(env_id: str, **kwargs: object) -> gym.Env[str, str]:
+    if env_id in RG_IDS:  # one problem takes every reply (one attempt each otherwise)
+        kwargs.setdefault("max_attempts", 1_000)
+    return gym.make(env_id, **kwargs)
+
+
+# ------------------------------------------------------------------- every ID, hostile replies
+
+
+@pytest.mark.parametrize("env_id", ALL_IDS)
+def test_hostile_replies_run_nothing(env_id: str) -> None:
+    # In this process, so the tripwires on eval/exec/open/os.system/subprocess see the scorers.
+    kwargs = {"isolate": False} if env_id in RG_IDS else {}
+    report = check_hostile_replies(_make(env_id, **kwargs), time_limit=30)
+    assert report.steps == 114
+
+
+@pytest.mark.parametrize("task", sorted(REASONING_GYM_ANSWER_GRAMMARS))
+def test_hostile_replies_run_nothing_in_the_worker_either(task: str) -> None:
+    # The default: scoring in the worker process (the canary file would show code run there).
+    report = check_hostile_replies(_make(reasoning_gym_id(task)), time_limit=30)
+    assert report.steps == 114
+
+
+def test_the_check_catches_a_scorer_that_executes_replies() -> None:
+    class Executing(gym.Env[str, str]):
+        observation_space = action_space = trl_env.TextSpace(100_000)
+
+        def reset(self, *, seed=None, options=None):  # type: ignore[no-untyped-def]
+            return "question", {}
+
+        def step(self, action):  # type: ignore[no-untyped-def]
+            with contextlib.suppress(Exception):
+                eval(action)  # the bug this whole file is about
+            return "ok", 0.0, False, False, {}
+
+    with pytest.raises(TextEnvCheckError, match="replies-are-data"):
+        check_hostile_replies(Executing())
+
+
+def test_the_check_catches_an_unbounded_step() -> None:
+    class Slow(gym.Env[str, str]):
+        observation_space = action_space = trl_env.TextSpace(100_000)
+
+        def reset(self, *, seed=None, options=None):  # type: ignore[no-untyped-def]
+            return "question", {}
+
+        def step(self, action):  # type: ignore[no-untyped-def]
+            time.sleep(0.3)
+            return "ok", 0.0, False, False, {}
+
+    with pytest.raises(TextEnvCheckError, match="bounded-step"):
+        check_hostile_replies(Slow(), time_limit=0.1)
+
+
+# ------------------------------------------------- the scorers that execute text, found by a scan
+
+
+def _calls_in(function: object) -> set[str]:
+    """Names called in ``function`` and in the same-class/module helpers it calls."""
+    module = inspect.getmodule(function)
+    seen: set[str] = set()
+    todo = [function]
+    names: set[str] = set()
+    while todo:
+        current = todo.pop()
+        source = textwrap.dedent(inspect.getsource(current))  # type: ignore[arg-type]
+        if source in seen:
+            continue
+        seen.add(source)
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if not name:
+                continue
+            names.add(name)
+            owner = getattr(function, "__qualname__", "").split(".")[0]
+            helper = getattr(getattr(module, owner, None), name, None) or getattr(
+                module, name, None
+            )
+            if inspect.isfunction(helper) and inspect.getmodule(helper) is module:
+                todo.append(helper)
+    return names
+
+
+def test_every_scorer_that_executes_text_has_a_grammar() -> None:
+    executing = set()
+    for task, (dataset_class, _) in reasoning_gym.factory.DATASETS.items():
+        if reasoning_gym_id(task) not in RG_IDS:
+            continue
+        if _calls_in(dataset_class.score_answer) & _EXECUTES_TEXT:
+            executing.add(task)
+    # Read and cleared: number_sorting evals only its own stored answer (a JSON fallback) and
+    # bitwise_arithmetic its own generated problem; the reply only meets int(text, 0).
+    assert executing - {"number_sorting", "bitwise_arithmetic"} == set(
+        REASONING_GYM_ANSWER_GRAMMARS
+    )
+
+
+# --------------------------------------------------------- honest scores do not change
+
+
+def _wrong_answers(answer: str, rng: np.random.Generator) -> list[str]:
+    """Near-misses of an honest answer: a digit changed, an operator swapped, a list literal."""
+    variants = []
+    digits = [i for i, c in enumerate(answer) if c.isdigit()]
+    if digits:
+        i = int(rng.choice(digits))
+        variants.append(answer[:i] + str((int(answer[i]) + 1) % 10) + answer[i + 1 :])
+    for old, new in (("+", "-"), ("*", "+"), ("Q", "_")):
+        if old in answer:
+            variants.append(answer.replace(old, new, 1))
+    rows = [row.split() for row in answer.splitlines()]
+    variants.append(repr(rows if len(rows) > 1 else rows[0]))  # the scorers' list fallback
+    variants.append(repr(list(answer)))
+    return variants
+
+
+@pytest.mark.parametrize("task", sorted(REASONING_GYM_ANSWER_GRAMMARS))
+def test_honest_and_wrong_answers_score_as_before(task: str) -> None:
+    rng = np.random.default_rng(0)
+    compared = 0
+    for seed in range(6):
+        env = gym.make(reasoning_gym_id(task), isolate=False, max_attempts=100)
+        env.reset(seed=seed)
+        game = env.unwrapped
+        dataset, entry, _ = game._in_process.get(task, {}, game._problem_seed)
+        answers = [entry["answer"], *_wrong_answers(str(entry["answer"]), rng)]
+        for answer in answers:
+            old = float(dataset.score_answer(answer, entry))  # our own, known-safe text
+            names = [*game._problem["names"], "C"]
+            try:
+                check_answer(game.grammar, answer, names=names)
+            except AnswerGrammarError:
+                continue  # outside the grammar: an invalid reply by design
+            new = game._score(answer)
+            assert new == (old, None), (task, answer)
+            compared += 1
+        assert game._score(entry["answer"])[0] == float(
+            dataset.score_answer(entry["answer"], entry)
+        )
+    assert compared >= 12
+
+
+def test_list_literal_answers_keep_their_partial_credit() -> None:
+    env = gym.make("reasoning_gym/SpiralMatrix-v0", max_attempts=3)
+    _, info = env.reset(seed=0)
+    as_list = "[" + ", ".join(info["answer"].split()) + "]"
+    _, reward, _, _, info = env.step(f"<answer>{as_list}</answer>")
+    assert info["invalid_action"] is False and info["score"] == 0.1
+
+
+# ------------------------------------------------------------------ bounded time and memory
+
+
+def test_a_huge_power_is_refused_at_once() -> None:
+    env = gym.make("reasoning_gym/Countdown-v0")
+    env.reset(seed=1)
+    started = time.monotonic()
+    _, reward, terminated, _, info = env.step("<answer>9**9**9</answer>")
+    assert time.monotonic() - started < 2  # within its limit; sympy took minutes before
+    assert info["invalid_action"] and reward == -0.1 and "exponent" in info["error"]
+
+
+def test_a_scorer_past_its_time_limit_is_killed_and_the_step_is_invalid() -> None:
+    env = gym.make("reasoning_gym/IntermediateIntegration-v0", score_time_limit=1e-4)
+    _, info = env.reset(seed=0)
+    _, reward, _, _, info = env.step(f"<answer>{info['answer']}</answer>")
+    assert info["invalid_action"] and "within 0.0001 s" in info["error"]
+    env = gym.make("reasoning_gym/IntermediateIntegration-v0")  # the pool recovers
+    _, info = env.reset(seed=0)
+    assert env.step(f"<answer>{info['answer']}</answer>")[1] == 1.0
+
+
+def test_generation_past_its_time_limit_is_a_clear_error() -> None:
+    env = gym.make("reasoning_gym/Countdown-v0", reset_time_limit=1e-4)
+    with pytest.raises(GameGenerationError, match=r"reasoning_gym/countdown.*reset_time_limit"):
+        env.reset(seed=0)
+
+
+@pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="needs Linux /proc")
+def test_the_workers_address_space_is_capped() -> None:
+    env = gym.make("reasoning_gym/BasicArithmetic-v0", memory_limit_mb=3000)
+    env.reset(seed=0)
+    pool = ScorerPool.shared()
+    workers = [w for w in pool._idle if w.memory_limit_mb == 3000]
+    assert workers
+    limits = Path(f"/proc/{workers[0].process.pid}/limits").read_text()
+    row = next(line for line in limits.splitlines() if line.startswith("Max address space"))
+    assert row.split()[3] == str(3000 * 1024 * 1024)
+
+
+def test_bad_limits_are_refused() -> None:
+    with pytest.raises(ValueError, match="score_time_limit"):
+        gym.make("reasoning_gym/Countdown-v0", score_time_limit=0)
+    with pytest.raises(ValueError, match="memory_limit_mb"):
+        gym.make("reasoning_gym/Countdown-v0", memory_limit_mb=-1)
+
+
+# ---------------------------------------------------------------- resets never raise foreign errors
+
+
+def test_maze_resets_on_a_seed_whose_first_problem_fails() -> None:
+    env = gym.make("reasoning_gym/Maze-v0")
+    game = env.unwrapped
+    failures = []
+    call = game._call
+
+    def spy(op, seed, time_limit, **fields):  # type: ignore[no-untyped-def]
+        try:
+            return call(op, seed, time_limit, **fields)
+        except Exception as error:
+            failures.append(str(error))
+            raise
+
+    game._call = spy
+    first, _ = env.reset(seed=685494878)  # reasoning-gym raises on this seed's first problem
+    assert failures and "Could not find suitable path cell" in failures[0]
+    assert env.reset(seed=685494878)[0] == first  # retried deterministically: the same game
+    for seed in range(200):
+        env.reset(seed=seed)
+
+
+def test_a_generator_that_always_fails_is_a_trl_env_error() -> None:
+    env = gym.make("reasoning_gym/Maze-v0", isolate=False)
+
+    def failing(*args: object, **kwargs: object) -> dict[str, object]:
+        raise ScorerError("RuntimeError", "Could not find suitable path cell")
+
+    env.unwrapped._call = failing
+    with pytest.raises(GameGenerationError, match="failed on 8 seeds in a row"):
+        env.reset(seed=0)
