@@ -18,7 +18,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from trl_env.cli import _check, _eval, _list, _play, _serve, _train
+from trl_env.cli import _check, _demos, _eval, _list, _play, _serve, _sft, _train
 from trl_env.cli._common import PROG, CommandLineError, Formatter, Parser, error_line
 
 __all__ = ["build_parser", "main"]
@@ -41,6 +41,8 @@ examples:
   trl-env eval TextWordle-v0 TextMastermind-v0 --policy random --episodes 200 --out runs/random
   trl-env eval TextWordle-v0 --policy Qwen/Qwen3-0.6B --episodes 64 --out runs/qwen
   trl-env train --help                              # GRPO training options
+  trl-env demos TextTicTacToe-v0 --policy oracle --out demos/ttt  # oracle episodes as SFT data
+  trl-env sft TextTicTacToe-v0 --model M --lora --demos demos/ttt  # warm start on them
   trl-env serve TextWordle-v0 --port 8000           # an OpenEnv server, one session per episode
 
 Run `trl-env COMMAND --help` for the options of a command.
@@ -86,6 +88,8 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _play.add_parser(commands, [debug])
     _eval.add_parser(commands, [debug])
     _train.add_parser(commands, [debug], load=_command_of(argv) == "train")
+    _demos.add_parser(commands, [debug])
+    _sft.add_parser(commands, [debug], load=_command_of(argv) == "sft")
     _serve.add_parser(commands, [debug])
     return parser
 

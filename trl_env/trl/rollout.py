@@ -35,6 +35,7 @@ import gymnasium as gym
 
 from trl_env._checks import check_task_source
 from trl_env.core import TokenProcessor
+from trl_env.demos import DEFAULT_SYSTEM_PROMPT
 from trl_env.episode import Episode, Task
 from trl_env.error import EnvErrorWarning, UsageError
 from trl_env.play import StepFn, run_episodes
@@ -55,10 +56,6 @@ __all__ = [
     "play_episodes",
 ]
 
-DEFAULT_SYSTEM_PROMPT = (
-    "You are playing a text game. Read each message from the game carefully and reply with your "
-    "next move in exactly the format the game asks for."
-)
 
 _AGGREGATIONS: dict[str, Callable[[Sequence[float]], float]] = {
     "sum": lambda rewards: float(sum(rewards)),

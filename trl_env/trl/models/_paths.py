@@ -26,12 +26,16 @@ HUB_ID = HUB_ID_PATTERN
 RUN_CONFIG = "train_config.json"
 """The file every ``trl-env train`` run folder holds (its resolved settings)."""
 
+SFT_RUN_CONFIG = "sft_config.json"
+"""The file every ``trl-env sft`` run folder holds (its resolved settings)."""
+
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
 
 def is_run_dir(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a ``trl-env train`` output folder (it holds ``train_config.json``)."""
-    return (Path(path) / RUN_CONFIG).is_file()
+    """Whether ``path`` is a ``trl-env train`` or ``trl-env sft`` output folder (it holds
+    ``train_config.json`` or ``sft_config.json``)."""
+    return any((Path(path) / name).is_file() for name in (RUN_CONFIG, SFT_RUN_CONFIG))
 
 
 def is_adapter_dir(path: str | os.PathLike[str]) -> bool:
@@ -80,11 +84,12 @@ def run_model_dir(run: str | os.PathLike[str]) -> Path:
 
 
 def run_config(path: str | os.PathLike[str]) -> dict[str, object] | None:
-    """The ``train_config.json`` of the run that ``path`` (a run folder, or its ``final/`` or
-    ``checkpoint-N/`` folder) belongs to; ``None`` if ``path`` belongs to no run."""
+    """The ``train_config.json`` (or ``sft_config.json``) of the run that ``path`` (a run folder,
+    or its ``final/`` or ``checkpoint-N/`` folder) belongs to; ``None`` if it belongs to no run."""
     folder = Path(path)
     for candidate in (folder, folder.parent):
-        if is_run_dir(candidate):
-            data = json.loads((candidate / RUN_CONFIG).read_text(encoding="utf-8"))
-            return data if isinstance(data, dict) else None
+        for name in (RUN_CONFIG, SFT_RUN_CONFIG):
+            if (candidate / name).is_file():
+                data = json.loads((candidate / name).read_text(encoding="utf-8"))
+                return data if isinstance(data, dict) else None
     return None

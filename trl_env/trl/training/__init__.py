@@ -2,7 +2,7 @@
 
 * :mod:`~trl_env.trl.training.config`: :class:`TrainConfig`, the settings (a dataclass with a
   ``help`` for every field);
-* :mod:`~trl_env.trl.training.arguments`: the command-line options, generated from the config;
+* :mod:`trl_env.cli._arguments`: the command-line options, generated from the config;
 * :mod:`~trl_env.trl.training.run`: :func:`train`, the run (checks, model, GRPO, saving);
 * :mod:`~trl_env.trl.training.callbacks`: ``metrics.csv``, progress and per-step lines;
 * :mod:`~trl_env.trl.training.plots`: the learning-curve PNG;

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from trl_env.trl.training.arguments import add_config_arguments, config_from_namespace
+from trl_env.cli._arguments import add_config_arguments, config_from_namespace
 from trl_env.trl.training.config import TrainConfig
 from trl_env.trl.training.run import train
 

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from trl_env.error import UsageError
 from trl_env.trl.training.config import TrainConfig
 
 __all__ = ["TrainResult", "eval_command", "train"]
@@ -126,6 +127,22 @@ def _check_output_dir(cfg: TrainConfig) -> str | None:
     return None
 
 
+def _check_warm_start_prompt(cfg: TrainConfig, path: Path) -> None:
+    """A model warm-started by ``trl-env sft`` must be trained with the prompt it learned."""
+    from trl_env.trl.models._paths import SFT_RUN_CONFIG
+
+    settings = path / SFT_RUN_CONFIG
+    if not settings.is_file():
+        return
+    learned = json.loads(settings.read_text(encoding="utf-8")).get("system_prompt")
+    if learned != cfg.system_prompt:
+        raise UsageError(
+            f"--model {cfg.model} was warm-started (trl-env sft) with the system prompt "
+            f"{learned!r}, but this run uses {cfg.system_prompt!r}: pass the same "
+            "--system-prompt, so that GRPO sees episodes as the warm start did"
+        )
+
+
 def _check_before_work(cfg: TrainConfig) -> str | None:
     """Every check that can fail, before anything slow; the checkpoint to resume from."""
     from trl_env._checks import check_text_env
@@ -154,6 +171,7 @@ def _check_before_work(cfg: TrainConfig) -> str | None:
             )
         if path.suffix.lower() == ".gguf":
             _require("gguf", f"loading {path.name}", '"trl-env[gguf]"')
+        _check_warm_start_prompt(cfg, path)
     if cfg.plot:
         _require("matplotlib", "the learning-curve plot", "matplotlib")
     return _check_output_dir(cfg)
@@ -237,7 +255,9 @@ def train(
     say(
         f"training {cfg.model or 'the tiny local model'} on {', '.join(cfg.env_ids)} for "
         f"{cfg.max_steps} steps (lr {cfg.learning_rate:g}, {cfg.num_generations} generations, "
-        f"batch {cfg.per_device_train_batch_size}, {torch.get_num_threads()} torch threads: "
+        f"batch {cfg.per_device_train_batch_size}, "
+        + (f"credit per turn (gamma {cfg.gamma:g}), " if cfg.credit == "turn" else "")
+        + f"{torch.get_num_threads()} torch threads: "
         f"--threads N to change); output in {output}"
         + (f"; resuming from {checkpoint}" if checkpoint else "")
     )

@@ -1,0 +1,151 @@
+"""Demos and the SFT warm start: the dataset, the token stream, the run folder."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from pathlib import Path
+
+import datasets
+import gymnasium as gym
+import pytest
+
+from trl_env.cli import main
+from trl_env.demos import DEFAULT_SYSTEM_PROMPT, load_demos, record_demos
+from trl_env.episode import Episode, Task
+from trl_env.error import NoOracleError, UsageError
+from trl_env.play import run_episodes
+from trl_env.trl.model_policy import ModelPolicy
+from trl_env.trl.models import load_model_and_tokenizer
+from trl_env.trl.processors import ChatTemplateProcessor
+from trl_env.trl.sft import SFTRunConfig, demo_token_stream, run_sft
+
+
+class ScriptedGenerator:
+    """Samples exactly the canonical tokens of the given replies, one per turn."""
+
+    def __init__(self, processor: ChatTemplateProcessor, replies: Sequence[str]) -> None:
+        self.processor, self.replies = processor, list(replies)
+
+    def generate(
+        self, inputs: Sequence[Sequence[int]], max_new_tokens: int
+    ) -> tuple[list[list[int]], list[list[float]]]:
+        reply = self.replies.pop(0)
+        ids = self.processor.tokenizer.encode(reply, add_special_tokens=False)
+        ids = [*ids, self.processor.end_of_turn_id]
+        return [ids for _ in inputs], [[0.0] * len(ids) for _ in inputs]
+
+
+def test_demos_are_a_conversational_dataset(tmp_path: Path) -> None:
+    assert main(["demos", "TextGuessNumber-v0", "TextTicTacToe-v0", "--episodes", "4",
+                 "--out", str(tmp_path)]) == 0  # fmt: skip
+    dataset = datasets.load_dataset(str(tmp_path), split="train")
+    assert len(dataset) == 8
+    assert {"messages", "env_id", "seed", "episode_return", "success", "turns"} <= set(
+        dataset.column_names
+    )
+    row = dataset[0]
+    assert row["messages"][0] == {"role": "system", "content": DEFAULT_SYSTEM_PROMPT}
+    roles = [m["role"] for m in row["messages"][1:]]
+    assert roles[0] == "user" and roles[1] == "assistant"
+    assert all(a != b for a, b in itertools.pairwise(roles))  # turns alternate
+    rows, settings = load_demos(tmp_path)
+    assert all(r["success"] for r in rows) and settings["policy"] == "oracle"
+    assert min(r["seed"] for r in rows) >= 1_000_000_000  # away from eval's seeds
+
+
+def test_random_demos_and_envs_without_an_oracle() -> None:
+    rows = record_demos("TextWordle-v0", policy="random", episodes=3, seed=1)
+    assert len(rows) == 3 and all(r["policy"] == "random" for r in rows)
+    with pytest.raises(NoOracleError, match="--policy random"):
+        record_demos("TextArena/Minesweeper-v0", policy="oracle", episodes=1)
+    with pytest.raises(UsageError, match="episodes"):
+        record_demos("TextWordle-v0", episodes=0)
+
+
+def test_sft_token_stream_is_the_rollouts(tiny_model_dir: str) -> None:
+    _, tokenizer = load_model_and_tokenizer(tiny_model_dir)
+    processor = ChatTemplateProcessor(tokenizer)
+    for env_id in ("TextGuessNumber-v0", "TextTicTacToe-v0", "TextWordle-v0"):
+        policy = "random" if env_id == "TextWordle-v0" else "oracle"
+        row = record_demos(env_id, policy=policy, episodes=1, seed=3)[0]
+        stream = demo_token_stream(processor, row["messages"])
+        replies = [m["content"] for m in row["messages"] if m["role"] == "assistant"]
+        model_policy = ModelPolicy(
+            ScriptedGenerator(processor, replies),
+            processor,
+            system_prompt=DEFAULT_SYSTEM_PROMPT,
+            max_completion_length=100_000,
+        )
+        episode = Episode(Task(env_id, str(row["seed"])))
+        run_episodes([episode], [gym.make(env_id)], model_policy)
+        assert episode.rewards and episode.episode_return == row["episode_return"]
+        assert stream["input_ids"] == episode.prompt_ids + episode.completion_ids
+        assert stream["assistant_masks"] == [0] * len(episode.prompt_ids) + episode.env_mask
+
+
+def test_sft_writes_a_run_folder_that_eval_and_train_accept(
+    tiny_model_dir: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "sft"
+    result = run_sft(
+        SFTRunConfig(
+            env_ids=["TextGuessNumber-v0"],
+            model=tiny_model_dir,
+            demos="oracle",
+            episodes=8,
+            output_dir=str(out),
+            lora=True,
+            max_steps=3,
+            batch_size=4,
+            system_prompt=None,
+        ),
+        say=lambda line: None,
+    )
+    assert result.tokens_trained > 0 and (out / "sft_config.json").is_file()
+    assert (out / "final" / "adapter_config.json").is_file()
+    assert datasets.load_dataset(str(out / "demos"), split="train").num_rows == 8
+    assert main(["eval", "TextGuessNumber-v0", "--policy", str(out), "--episodes", "2",
+                 "--max-turns", "2", "--max-new-tokens", "8", "--system-prompt", "",
+                 "--out", str(tmp_path / "eval")]) == 0  # fmt: skip
+    assert (tmp_path / "eval" / "results.json").is_file()
+
+
+def test_demos_with_another_system_prompt_are_refused(tiny_model_dir: str, tmp_path: Path) -> None:
+    assert main(["demos", "TextGuessNumber-v0", "--episodes", "2", "--out", str(tmp_path / "d"),
+                 "--system-prompt", "Play well."]) == 0  # fmt: skip
+    with pytest.raises(UsageError, match=r"'Play well\.'.*this run uses"):
+        run_sft(
+            SFTRunConfig(
+                model=tiny_model_dir, demos=str(tmp_path / "d"), output_dir=str(tmp_path / "s")
+            )
+        )
+    assert load_demos(tmp_path / "d")[1]["system_prompt"] == "Play well."
+
+
+def test_train_starts_from_an_sft_run_with_its_prompt(tiny_model_dir: str, tmp_path: Path) -> None:
+    out = tmp_path / "sft"
+    run_sft(
+        SFTRunConfig(
+            env_ids=["TextGuessNumber-v0"],
+            model=tiny_model_dir,
+            episodes=4,
+            output_dir=str(out),
+            lora=True,
+            max_steps=1,
+            batch_size=4,
+            system_prompt="Guess well.",
+        ),
+        say=lambda line: None,
+    )
+    fast = ["--max-steps", "1", "--max-new-tokens-per-turn", "8", "--max-completion-length", "32",
+            "--batch-size", "4", "--num-generations", "4", "--num-tasks", "4", "--no-progress",
+            "--no-plot"]  # fmt: skip
+    train = ["train", "TextGuessNumber-v0", "--model", str(out), *fast]
+    with pytest.raises(UsageError, match=r"'Guess well\.'"):
+        from trl_env.trl.training import train as train_api
+
+        train_api("TextGuessNumber-v0", model=str(out), max_steps=1, log=lambda line: None)
+    assert main([*train, "--system-prompt", "Guess well.", "--lora",
+                 "--output-dir", str(tmp_path / "grpo")]) == 0  # fmt: skip
+    assert (tmp_path / "grpo" / "final" / "adapter_config.json").is_file()

@@ -1,0 +1,55 @@
+"""``trl-env sft``: a warm start on demos (TRL's SFTTrainer), tokenized as the rollout plays.
+
+Its work lives in :mod:`trl_env.trl.sft`, imported only when ``sft`` runs (it imports torch)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from trl_env.cli._common import Formatter
+from trl_env.cli._threads import add_threads_option, set_torch_threads
+
+__all__ = ["add_parser"]
+
+_EPILOG = """\
+examples:
+  trl-env sft TextTicTacToe-v0 --model SmolLM2-135M-Instruct.Q4_1.gguf --lora --demos oracle
+  trl-env sft --model Qwen/Qwen3-0.6B --lora --demos demos/format --output-dir runs/warm
+
+Then: trl-env train TextTicTacToe-v0 --model runs/sft --lora
+      trl-env eval TextTicTacToe-v0 --policy runs/sft"""
+
+
+def run(args: argparse.Namespace) -> int:
+    from trl_env.cli._arguments import config_from_namespace
+    from trl_env.eval import check_env_id
+    from trl_env.trl.sft import SFTRunConfig, run_sft
+
+    set_torch_threads(getattr(args, "threads", None), announce=False)
+    config = config_from_namespace(SFTRunConfig, args)
+    for env_id in config.env_ids:
+        check_env_id(env_id)
+    run_sft(config)
+    return 0
+
+
+def add_parser(commands: Any, parents: list[argparse.ArgumentParser], load: bool) -> None:
+    """Register ``sft``; its options are added only if ``load`` (``argv`` runs ``sft``)."""
+    p = commands.add_parser(
+        "sft",
+        parents=parents,
+        formatter_class=Formatter,
+        help='warm-start a model on demos with SFT (needs: pip install "trl-env[trl]")',
+        description="Fine-tune a model on demonstrations (the env's oracle or random policy, or a\n"
+        "folder from `trl-env demos`), on the reply tokens only, tokenized exactly as the GRPO\n"
+        "rollout presents episodes. The run folder works as --model of train and --policy of eval.",
+        epilog=_EPILOG,
+    )
+    if load:
+        from trl_env.cli._arguments import add_config_arguments
+        from trl_env.trl.sft import SFTRunConfig
+
+        add_config_arguments(p, SFTRunConfig)
+        add_threads_option(p)
+    p.set_defaults(func=run)
