@@ -15,6 +15,7 @@ except ImportError as _error:  # pragma: no cover - exercised only without the e
         "trl", "trl_env.trl (the GRPOTrainer bridge)", _error.name or "trl"
     ) from None
 
+from trl_env.trl.credit import TurnCreditGRPOTrainer
 from trl_env.trl.environment_factory import EnvironmentFactory, make_environment_factory
 from trl_env.trl.generation import Generator, TransformersGenerator, VLLMGenerator
 from trl_env.trl.model_policy import ModelPolicy
@@ -44,6 +45,7 @@ __all__ = [
     "RolloutConfig",
     "Task",
     "TransformersGenerator",
+    "TurnCreditGRPOTrainer",
     "VLLMGenerator",
     "env_reward",
     "env_success",

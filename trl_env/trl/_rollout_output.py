@@ -17,7 +17,9 @@ def episodes_to_rollout_output(episodes: Sequence[Episode]) -> dict[str, list[An
     """The dict ``GRPOTrainer`` expects from a ``rollout_func``, plus per-episode extras.
 
     Extras (one entry per episode, passed to reward functions as keyword arguments):
-    ``episode_return``, ``episode_success``, ``episode_turns``, ``episode_ended_by``,
+    ``episode_return``, ``step_rewards`` (the reward of each env step, in order: one per model
+    turn, what :class:`~trl_env.trl.credit.TurnCreditGRPOTrainer` turns into per-turn
+    advantages), ``episode_success``, ``episode_turns``, ``episode_ended_by``,
     ``episode_ended_by_env``, ``episode_invalid_actions``, ``episode_error`` (``""`` if none),
     ``episode_transcript`` (JSON), ``episode_messages`` (the conversation as chat messages:
     env turns as ``user``, the model's replies as ``assistant``), ``env_id``.
@@ -33,6 +35,7 @@ def episodes_to_rollout_output(episodes: Sequence[Episode]) -> dict[str, list[An
         "logprobs": [e.logprobs for e in episodes],
         "env_mask": [e.env_mask for e in episodes],
         "episode_return": [e.episode_return for e in episodes],
+        "step_rewards": [[float(r) for r in e.rewards] for e in episodes],
         "episode_success": [e.success for e in episodes],
         "episode_turns": [e.turns for e in episodes],
         "episode_ended_by": [e.ended_by or "" for e in episodes],

@@ -132,9 +132,9 @@ def run_trainer(
         KeyboardInterrupt: After saving the model so far to ``<output_dir>/interrupted``.
     """
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
-    from trl import GRPOTrainer
 
     import trl_env
+    from trl_env.trl.credit import TurnCreditGRPOTrainer
     from trl_env.trl.models import load_model_and_tokenizer
     from trl_env.trl.training.callbacks import CsvLog, MetricsCallback
 
@@ -144,7 +144,8 @@ def run_trainer(
     metrics = MetricsCallback(
         CsvLog(output / "metrics.csv", keep_until_step=_step_of(checkpoint)), cfg.progress, started
     )
-    trainer = GRPOTrainer(
+    # With credit="episode" this is GRPOTrainer itself (the subclass changes nothing then).
+    trainer = TurnCreditGRPOTrainer(
         model=model,
         reward_funcs=trl_env.env_reward,
         args=_grpo_args(cfg),
@@ -161,6 +162,8 @@ def run_trainer(
         ),
         peft_config=_peft_config(cfg),
         callbacks=[metrics],
+        credit=cfg.credit,
+        gamma=cfg.gamma,
     )
     # Our callback prints one compact line per step instead of transformers' dicts and bar.
     trainer.remove_callback(PrinterCallback)

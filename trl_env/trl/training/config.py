@@ -1,6 +1,6 @@
 """The settings of a ``trl-env train`` run: :class:`TrainConfig`, a dataclass whose field
 metadata (``help``, and for the command line ``flag``/``aliases``/``choices``) is the one source of
-both the Python API and the command's options (see :mod:`trl_env.trl.training.arguments`)."""
+both the Python API and the command's options (see :mod:`trl_env.cli._arguments`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from trl_env.trl.credit import CREDITS, check_credit
 
 __all__ = ["AUTO", "TrainConfig"]
 
@@ -142,6 +144,22 @@ class TrainConfig:
         metadata=_help("Seconds one env reset/step may take before its episode ends (no limit)."),
     )
     beta: float = field(default=0.0, metadata=_help("KL coefficient (0: no reference model)."))
+    credit: str = field(
+        default="episode",
+        metadata=_help(
+            "Credit assignment: 'episode' (GRPO: every token of an episode gets the episode's "
+            "normalized return) or 'turn' (each model turn gets its discounted return-to-go from "
+            "the env's step rewards, normalized within its group; see docs/multiturn.md).",
+            choices=list(CREDITS),
+        ),
+    )
+    gamma: float = field(
+        default=1.0,
+        metadata=_help(
+            "Discount of later step rewards in a turn's return-to-go, in (0, 1] "
+            "(--credit turn only)."
+        ),
+    )
     temperature: float = field(default=1.0, metadata=_help("Sampling temperature."))
     seed: int = field(default=0, metadata=_help("Seed of the dataset, warm start and trainer."))
     use_vllm: bool = field(default=False, metadata=_help("Generate with vLLM."))
@@ -246,6 +264,7 @@ class TrainConfig:
             raise ValueError(f"temperature must be > 0, got {self.temperature}")
         if not (math.isfinite(self.beta) and self.beta >= 0):
             raise ValueError(f"beta must be >= 0, got {self.beta}")
+        check_credit(self.credit, self.gamma)
         if self.vllm_mode not in VLLM_MODES:
             raise ValueError(f"vllm_mode must be 'colocate' or 'server', got {self.vllm_mode!r}")
         if not 0 < self.vllm_gpu_memory_utilization <= 1:

@@ -1,0 +1,390 @@
+"""Turn-level credit: each model turn of an episode gets its own advantage.
+
+GRPO gives every token of an episode the same advantage: the episode's return, normalized within
+its group (the ``num_generations`` episodes of one task). In a multi-turn game that blames a good
+opening move for a later blunder as much as the blunder itself. With turn-level credit, the
+rollout's per-step rewards (``step_rewards``: one per env step, that is one per model turn,
+invalid-reply penalties included) give each model turn ``t`` its discounted **return-to-go**
+
+    G_t = r_t + gamma * r_{t+1} + gamma^2 * r_{t+2} + ...
+
+which is normalized within the group and becomes the advantage of every token of that turn; env
+tokens (``env_mask == 0``) get 0 and stay masked out of the loss.
+
+**Normalization** (:func:`normalize_returns`): the group's returns-to-go are pooled, each
+episode weighted equally (each of its ``T`` turns with weight ``1/T``):
+
+    mean = (1/n) * sum_i mean_t G_it
+    std  = sqrt( sum_i mean_t (G_it - mean)^2 / (n - 1) )
+    A_it = (G_it - mean) / (std + 1e-4)
+
+Why this scheme:
+
+* **It generalizes GRPO exactly.** When only the final step is rewarded and ``gamma=1``, every
+  turn of episode ``i`` has ``G_it = R_i`` and the formulas are TRL's (group mean, Bessel-corrected
+  group std, the same epsilon): ``credit="turn"`` then trains exactly like ``credit="episode"``, so
+  what changes a run is only what per-step rewards and ``gamma`` add.
+* **Episodes of different lengths are fine.** Normalizing per turn index (all first turns
+  together, all second turns together, ...) breaks when episodes have different lengths: late
+  indices hold one or two episodes (a zero or noisy std), and a turn index means different game
+  states in different episodes anyway. Pooling all turns of the group gives one baseline from
+  every sample the group has.
+* **Long episodes do not outvote short ones.** Pooling every turn with the same weight (GEM's
+  return batch norm) lets a 9-turn loss count nine times as much as a 3-turn win in the baseline;
+  weighting each episode once keeps GRPO's "one sample per episode" baseline.
+
+``scale_rewards`` of ``GRPOConfig`` is honoured: ``"group"`` (default) divides by the group's std
+as above, ``"batch"`` by the std of the whole batch (every episode of every process, each weighted
+once, around the batch mean, as TRL does), ``"none"`` does not divide. Reward functions are
+computed and logged by TRL as usual but do not enter turn-level advantages: the step rewards
+carry the signal (``trl_env.env_reward`` sums the same rewards for the logged ``reward``).
+
+Use :class:`TurnCreditGRPOTrainer` in place of ``GRPOTrainer``, with trl-env's rollout (or any
+``rollout_func`` that returns ``env_mask`` and ``step_rewards``):
+
+Example:
+    >>> returns_to_go([-0.1, 0.0, 1.0], gamma=0.5)
+    [0.15, 0.5, 1.0]
+    >>> trainer = TurnCreditGRPOTrainer(
+    ...     model="Qwen/Qwen3-0.6B",
+    ...     reward_funcs=trl_env.env_reward,
+    ...     train_dataset=trl_env.make_dataset("TextTicTacToe-v0", num_tasks=512),
+    ...     rollout_func=trl_env.make_rollout_func(max_new_tokens_per_turn=64),
+    ...     credit="turn",
+    ...     gamma=0.9,
+    ... )  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from numbers import Real
+from typing import Any
+
+import torch
+from accelerate.utils import gather_object
+from trl import GRPOTrainer
+
+__all__ = [
+    "CREDITS",
+    "TurnCreditGRPOTrainer",
+    "check_credit",
+    "normalize_returns",
+    "returns_to_go",
+    "turn_advantages",
+]
+
+logger = logging.getLogger(__name__)
+
+CREDITS = ("episode", "turn")
+"""The credit-assignment modes: ``"episode"`` (GRPO: one advantage per episode) and ``"turn"``."""
+
+_EPS = 1e-4  # TRL's epsilon in (reward - mean) / (std + eps): the same, so that the modes agree
+
+
+def check_credit(credit: str, gamma: float) -> None:
+    """Check a ``credit``/``gamma`` pair.
+
+    Raises:
+        ValueError: ``credit`` is not one of :data:`CREDITS`; ``gamma`` is not a number in
+            ``(0, 1]``; or ``gamma`` is not 1 with ``credit="episode"`` (where it would do nothing).
+
+    Example:
+        >>> check_credit("turn", 0.9)
+        >>> check_credit("step", 1.0)
+        Traceback (most recent call last):
+        ...
+        ValueError: credit must be 'episode' or 'turn', got 'step'
+    """
+    if credit not in CREDITS:
+        raise ValueError(f"credit must be 'episode' or 'turn', got {credit!r}")
+    if isinstance(gamma, bool) or not isinstance(gamma, Real) or not 0 < gamma <= 1:
+        raise ValueError(f"gamma must be a number in (0, 1] (1: no discount), got {gamma!r}")
+    if credit == "episode" and gamma != 1:
+        raise ValueError(
+            f"gamma={gamma} has no effect with credit='episode' (one advantage per episode): "
+            "set credit='turn' to discount per turn, or leave gamma at 1.0"
+        )
+
+
+def returns_to_go(
+    rewards: Sequence[float], gamma: float = 1.0, turns: int | None = None
+) -> list[float]:
+    """The discounted return-to-go of each turn: ``G_t = sum_{j >= t} gamma^(j - t) * r_j``.
+
+    Args:
+        rewards: The step rewards of one episode, in order (one per env step).
+        gamma: The discount, in ``(0, 1]``.
+        turns: How many turns to return (default ``len(rewards)``). A turn with no reward of its
+            own (the last turn, when the token budget cut it before the env could answer) gets
+            0; rewards after the last turn still count in the returns of earlier turns.
+
+    Returns:
+        One return per turn.
+
+    Example:
+        >>> returns_to_go([-0.1, 0.0, 1.0], gamma=0.5)
+        [0.15, 0.5, 1.0]
+        >>> returns_to_go([0.0, 1.0], turns=3)
+        [1.0, 1.0, 0.0]
+    """
+    count = len(rewards) if turns is None else turns
+    returns = [0.0] * count
+    running = 0.0
+    for step in reversed(range(len(rewards))):
+        running = float(rewards[step]) + gamma * running
+        if step < count:
+            returns[step] = running
+    return returns
+
+
+def normalize_returns(
+    returns: Sequence[Sequence[float]], group_size: int, scale: str = "group"
+) -> list[list[float]]:
+    """Normalize each turn's return-to-go within its group, each episode weighted once.
+
+    See the module docstring for the formulas and why. ``returns`` holds the returns of whole
+    groups, one group being ``group_size`` consecutive episodes (the order ``GRPOTrainer`` uses).
+
+    Args:
+        returns: Per episode, the return-to-go of each turn (at least one value per episode).
+        group_size: Episodes per group (``num_generations``).
+        scale: ``"group"``: divide by the group's std; ``"batch"``: by the std of all episodes
+            around the batch mean; ``"none"``: do not divide (``GRPOConfig.scale_rewards``).
+
+    Returns:
+        The advantages, in the shape of ``returns``. Groups of one episode get 0 (no baseline),
+        like TRL's.
+
+    Raises:
+        ValueError: ``len(returns)`` is not a multiple of ``group_size``, an episode has no value,
+            or ``scale`` is unknown.
+
+    Example:
+        >>> # Terminal reward only, gamma 1: exactly GRPO's advantages, on every turn.
+        >>> normalize_returns([[1.0, 1.0, 1.0], [0.0, 0.0]], group_size=2)
+        [[0.707..., 0.707..., 0.707...], [-0.707..., -0.707...]]
+    """
+    if scale not in ("group", "batch", "none"):
+        raise ValueError(f"scale must be 'group', 'batch' or 'none', got {scale!r}")
+    if group_size < 1 or len(returns) % group_size:
+        raise ValueError(
+            f"{len(returns)} episodes do not make whole groups of {group_size} (num_generations)"
+        )
+    if any(len(episode) == 0 for episode in returns):
+        raise ValueError("every episode needs at least one return-to-go")
+    if group_size < 2:
+        return [[0.0] * len(episode) for episode in returns]
+    batch_std = _weighted_std(returns, _weighted_mean(returns)) if scale == "batch" else 0.0
+    advantages: list[list[float]] = []
+    for start in range(0, len(returns), group_size):
+        group = returns[start : start + group_size]
+        mean = _weighted_mean(group)
+        std = None  # scale == "none"
+        if scale == "group":
+            std = _weighted_std(group, mean)
+        elif scale == "batch":
+            std = batch_std
+        for episode in group:
+            centred = [value - mean for value in episode]
+            advantages.append(centred if std is None else [c / (std + _EPS) for c in centred])
+    return advantages
+
+
+def _weighted_mean(episodes: Sequence[Sequence[float]]) -> float:
+    return sum(sum(e) / len(e) for e in episodes) / len(episodes)
+
+
+def _weighted_std(episodes: Sequence[Sequence[float]], mean: float) -> float:
+    if len(episodes) < 2:
+        return 0.0
+    squares = sum(sum((v - mean) ** 2 for v in e) / len(e) for e in episodes)
+    return math.sqrt(squares / (len(episodes) - 1))  # Bessel-corrected, like TRL's nanstd
+
+
+def _model_turn_spans(mask: Sequence[int]) -> list[tuple[int, int]]:
+    """The ``[start, end)`` token spans of the model turns: the runs of 1s in a loss mask."""
+    spans: list[tuple[int, int]] = []
+    start = None
+    for position, value in enumerate(mask):
+        if value and start is None:
+            start = position
+        elif not value and start is not None:
+            spans.append((start, position))
+            start = None
+    if start is not None:
+        spans.append((start, len(mask)))
+    return spans
+
+
+def turn_advantages(
+    step_rewards: Sequence[Sequence[float]],
+    loss_mask: torch.Tensor,
+    *,
+    num_generations: int,
+    gamma: float = 1.0,
+    scale_rewards: str = "group",
+    gather: Callable[[list[list[float]]], list[list[float]]] | None = None,
+    offset: int = 0,
+) -> torch.Tensor:
+    """Token-level advantages of a batch: each model turn's normalized return-to-go.
+
+    The model turns of a completion are the runs of 1s in its row of ``loss_mask`` (the
+    completion mask times the env mask), in order: trl-env's rollout puts at least one env token
+    (the chat template's turn markup) between two model turns, and ``step_rewards[i][t]`` is the
+    reward of the env step that answered turn ``t``. An episode whose completion has no trainable
+    token (a failed reset, or one masked by ``mask_truncated_completions``) still takes part in its
+    group's baseline with its whole discounted return.
+
+    Args:
+        step_rewards: Per episode of this process, its step rewards.
+        loss_mask: ``(B, T)``, 1 on the model tokens that are trained (padding and env tokens 0).
+        num_generations: The group size.
+        gamma: The discount, in ``(0, 1]``.
+        scale_rewards: ``GRPOConfig.scale_rewards`` (see :func:`normalize_returns`).
+        gather: In distributed runs, returns every process's per-episode returns concatenated in
+            process order (``accelerate.utils.gather_object``), since a group may span processes.
+        offset: Where this process's episodes start in the gathered list.
+
+    Returns:
+        A float ``(B, T)`` tensor on ``loss_mask``'s device: each token of model turn ``t`` of
+        episode ``i`` holds that turn's advantage; every other position 0.
+
+    Raises:
+        ValueError: ``step_rewards`` does not have one entry per row, or a completion has more
+            model turns than its rewards can explain (more than ``len(rewards) + 1``: the env
+            mask does not separate the turns).
+
+    Example:
+        >>> mask = torch.tensor([[1, 1, 0, 1, 0, 1], [1, 0, 1, 0, 0, 0]])
+        >>> turn_advantages([[0.0, 0.0, 1.0], [0.0, 0.0]], mask, num_generations=2)
+        tensor([[ 0.7070,  0.7070,  0.0000,  0.7070,  0.0000,  0.7070],
+                [-0.7070,  0.0000, -0.7070,  0.0000,  0.0000,  0.0000]])
+    """
+    rows = loss_mask.tolist()
+    if len(step_rewards) != len(rows):
+        raise ValueError(f"got step rewards for {len(step_rewards)} episodes, {len(rows)} rows")
+    spans = [_model_turn_spans(row) for row in rows]
+    local: list[list[float]] = []
+    for index, (rewards, turns) in enumerate(zip(step_rewards, spans, strict=True)):
+        if len(turns) > len(rewards) + 1:
+            raise ValueError(
+                f"episode {index} has {len(turns)} model turns in its token stream but "
+                f"{len(rewards)} step rewards: turn-level credit needs one reward per model turn "
+                "and env tokens (env_mask 0) between turns"
+            )
+        local.append(returns_to_go(rewards, gamma, turns=max(len(turns), 1)))
+    everyone = gather(local) if gather is not None else local
+    normalized = normalize_returns(everyone, num_generations, scale_rewards)
+    advantages = torch.zeros(loss_mask.shape, dtype=torch.float32)
+    mine = normalized[offset : offset + len(rows)]
+    for row, (values, turns) in enumerate(zip(mine, spans, strict=True)):
+        # strict=False: an episode with no model turn has one value (its return) and no tokens.
+        for value, (start, end) in zip(values, turns, strict=False):
+            advantages[row, start:end] = value
+    return advantages.to(loss_mask.device)
+
+
+class TurnCreditGRPOTrainer(GRPOTrainer):
+    """TRL's ``GRPOTrainer`` with a choice of credit assignment: per episode or per turn.
+
+    With ``credit="episode"`` it is ``GRPOTrainer``, unchanged. With ``credit="turn"`` it replaces
+    the ``(B,)`` episode advantages by the ``(B, T)`` token advantages of :func:`turn_advantages`
+    (``GRPOTrainer._compute_loss`` accepts both shapes); everything else (sampling, log-probs,
+    clipping, loss types, LoRA, checkpoints and resuming, ``accelerate``) is TRL's.
+
+    The rollout must return ``env_mask`` and a ``step_rewards`` column (trl-env's
+    :func:`~trl_env.trl.make_rollout_func` does). In distributed runs every process computes the
+    advantages of its own episodes, from the returns of all processes' episodes (a group may span
+    processes, as TRL's rewards do).
+
+    Args:
+        *args: ``GRPOTrainer``'s arguments.
+        credit: ``"turn"`` (default) or ``"episode"``.
+        gamma: Discount of later step rewards in a turn's return-to-go, in ``(0, 1]``.
+        **kwargs: ``GRPOTrainer``'s keyword arguments.
+
+    Raises:
+        ValueError: For a bad ``credit`` or ``gamma`` (see :func:`check_credit`); at the first
+            step, if the rollout returned no ``step_rewards``.
+
+    Example:
+        >>> trainer = TurnCreditGRPOTrainer(
+        ...     model=model_dir,
+        ...     reward_funcs=trl_env.env_reward,
+        ...     train_dataset=trl_env.make_dataset("TextGuessNumber-v0", num_tasks=64),
+        ...     rollout_func=trl_env.make_rollout_func(max_new_tokens_per_turn=8),
+        ...     args=GRPOConfig(max_completion_length=128),
+        ...     credit="turn",
+        ...     gamma=0.9,
+        ... )  # doctest: +SKIP
+    """
+
+    def __init__(self, *args: Any, credit: str = "turn", gamma: float = 1.0, **kwargs: Any) -> None:
+        check_credit(credit, gamma)
+        super().__init__(*args, **kwargs)
+        self.credit = credit
+        self.gamma = float(gamma)
+        self._terminal_only_said: set[str] = set()
+        self._has_step_rewards: set[str] = set()
+        if credit == "turn" and list(self.reward_func_names) != ["env_reward"]:
+            logger.warning(
+                "credit='turn' builds advantages from the rollout's step_rewards; the reward "
+                "functions %s are computed and logged but do not enter the advantages",
+                list(self.reward_func_names),
+            )
+
+    def _generate_and_score_completions(
+        self, inputs: list[dict[str, Any]]
+    ) -> dict[str, torch.Tensor | Any]:
+        output = super()._generate_and_score_completions(inputs)
+        if self.credit == "episode":
+            return output
+        # TRL merges the rollout's extra columns into `inputs` (for the reward functions).
+        if not inputs or "step_rewards" not in inputs[0]:
+            raise ValueError(
+                "credit='turn' needs the 'step_rewards' column of trl_env's rollout: pass "
+                "rollout_func=trl_env.make_rollout_func(...) (or return step_rewards, one list of "
+                "step rewards per sample, from your rollout_func)"
+            )
+        step_rewards = [list(row["step_rewards"]) for row in inputs]
+        self._say_if_terminal_only(inputs, step_rewards)
+        mask = output["completion_mask"]
+        if "tool_mask" in output:  # the rollout's env_mask, padded
+            mask = mask * output["tool_mask"]
+        mode = "train" if self.model.training else "eval"
+        output["advantages"] = turn_advantages(
+            step_rewards,
+            mask,
+            num_generations=self.num_generations if mode == "train" else self.num_generations_eval,
+            gamma=self.gamma,
+            scale_rewards=self.scale_rewards,
+            gather=gather_object,
+            offset=self.accelerator.process_index * len(inputs),
+        )
+        return output
+
+    def _say_if_terminal_only(
+        self, inputs: Sequence[dict[str, Any]], step_rewards: Sequence[Sequence[float]]
+    ) -> None:
+        """Log once per env ID when its episodes reward only the final step."""
+        by_env: dict[str, list[Sequence[float]]] = {}
+        for row, rewards in zip(inputs, step_rewards, strict=True):
+            if len(rewards) > 1:
+                by_env.setdefault(str(row.get("env_id", "this env")), []).append(rewards)
+        for env_id, episodes in by_env.items():
+            if env_id in self._terminal_only_said or env_id in self._has_step_rewards:
+                continue
+            if any(r != 0 for rewards in episodes for r in rewards[:-1]):
+                self._has_step_rewards.add(env_id)
+                continue
+            self._terminal_only_said.add(env_id)
+            logger.warning(
+                "credit='turn': %s gave no per-step rewards in this batch (only the final step's "
+                "reward was non-zero), so every turn's return-to-go is its discounted final reward"
+                "%s. Training goes on.",
+                env_id,
+                " (with gamma=1 that is exactly credit='episode')" if self.gamma == 1 else "",
+            )
