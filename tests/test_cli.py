@@ -694,3 +694,20 @@ def test_eval_oracle_and_random_work_on_bridged_ids() -> None:
     assert all(report.summaries[env_id].success_rate == 1.0 for env_id in ids)
     report = evaluate(ids, "random", episodes=3)
     assert all(report.summaries[env_id].episodes == 3 for env_id in ids)
+
+
+def test_config_options_for_a_three_state_bool() -> None:
+    import argparse
+    import dataclasses
+
+    from trl_env.cli._arguments import add_config_arguments, config_from_namespace
+
+    @dataclasses.dataclass
+    class Config:
+        bf16: bool | None = dataclasses.field(default=None, metadata={"help": "auto if unset"})
+
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser, Config)
+    values = [config_from_namespace(Config, parser.parse_args(argv)).bf16
+              for argv in ([], ["--bf16"], ["--no-bf16"])]  # fmt: skip
+    assert values == [None, True, False]

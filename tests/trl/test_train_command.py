@@ -61,7 +61,10 @@ def test_parser_defaults() -> None:
     assert args.vllm_mode == "colocate" and not args.use_vllm and not args.lora and not args.bf16
 
 
-def test_defaults_resolve_per_model_kind() -> None:
+def test_defaults_resolve_per_model_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trl_env.trl.training import config as config_module
+
+    monkeypatch.setattr(config_module, "_has_gpu", lambda: True)  # TRL's GPU defaults
     tiny = TrainConfig([ENV]).resolved()
     assert tiny.learning_rate == 1e-3 and tiny.per_device_train_batch_size == 64
     assert tiny.warm_start_steps == 600 and tiny.system_prompt is None
@@ -70,6 +73,13 @@ def test_defaults_resolve_per_model_kind() -> None:
     assert real.learning_rate == 1e-6 and real.warm_start_steps == 0
     assert real.max_completion_length == 1024 and real.system_prompt is not None
     assert TrainConfig([ENV], model="Qwen/Qwen3-0.6B", lora=True).resolved().learning_rate == 1e-5
+    # On a CPU, a real model's defaults finish within about an hour (the tiny model's do not change).
+    monkeypatch.setattr(config_module, "_has_gpu", lambda: False)
+    cpu = TrainConfig([ENV], model="Qwen/Qwen3-0.6B", lora=True).resolved()
+    assert (cpu.learning_rate, cpu.max_new_tokens_per_turn, cpu.max_completion_length) == (
+        2e-4, 32, 256
+    )
+    assert cpu.max_steps == 100 and TrainConfig([ENV]).resolved().max_steps == 400
     # Explicit values win; a default batch is rounded up to whole groups.
     custom = TrainConfig([ENV], learning_rate=5e-4, num_generations=6, system_prompt=None)
     assert custom.resolved().learning_rate == 5e-4
@@ -421,3 +431,11 @@ def test_lora_run_saves_an_adapter_that_eval_plays(
     assert "using the run's settings (max-new-tokens 8, max-completion-length 16" in captured.err
     report = json.loads(captured.out)
     assert report["envs"][ENV]["episodes"] == 4
+
+
+def test_step_line_shows_the_time_left() -> None:
+    from trl_env.trl.training.callbacks import step_line
+
+    line = step_line({"step": 3, "reward": 0.25}, 400, left_s=725)
+    assert line == "step   3/400 | reward +0.250 | 12m left"
+    assert "left" not in step_line({"step": 3, "reward": 0.25}, 400)

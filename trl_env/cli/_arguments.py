@@ -2,7 +2,7 @@
 
 Each field becomes one option: ``--field-name`` (or the field's ``flag`` metadata), its
 ``aliases``, its ``help`` and its type: ``bool`` fields are switches (``--lora``; a field whose
-default is ``True`` becomes ``--no-<name>``), ``dict`` fields take JSON, ``list`` fields with a
+default is ``True`` becomes ``--no-<name>``, one whose default is ``None`` gets both), ``dict`` fields take JSON, ``list`` fields with a
 ``positional`` metadata are positional arguments, ``X | None`` takes an ``X``. Nothing is written
 by hand, so the options and the Python API cannot drift apart.
 
@@ -66,7 +66,15 @@ def add_config_arguments(parser: argparse.ArgumentParser, config_class: type) ->
             continue
         names = [_flag(field), *meta.get("aliases", [])]
         if kind is bool:
-            if field.default is True:
+            if field.default is None:  # three states: --x, --no-x, or left to the config
+                parser.add_argument(
+                    *names,
+                    dest=field.name,
+                    action=argparse.BooleanOptionalAction,
+                    default=None,
+                    help=meta["help"],
+                )
+            elif field.default is True:
                 names = ["--no-" + name.removeprefix("--") for name in names]
                 parser.add_argument(
                     *names, dest=field.name, action="store_false", default=True, help=meta["help"]

@@ -73,6 +73,13 @@ class SFTRunConfig:
         default=None, metadata={"help": "stop after this many optimizer steps (overrides --epochs)"}
     )
     batch_size: int = field(default=8, metadata={"help": "episodes per optimizer step"})
+    bf16: bool | None = field(
+        default=None,
+        metadata={
+            "help": "bfloat16 autocast (default: on with a CUDA GPU that supports it, and on CPUs "
+            "with AMX/AVX-512 bf16 units; off elsewhere)"
+        },
+    )
     seed: int = field(default=0, metadata={"help": "seed of the demos and of training"})
     system_prompt: str | None = field(
         default=DEFAULT_SYSTEM_PROMPT,
@@ -106,6 +113,23 @@ class SFTResult:
     first_loss: float
     last_loss: float
     seconds: float
+
+
+def default_bf16() -> bool:
+    """Whether bfloat16 autocast pays here: a CUDA GPU with bf16, or a CPU with bf16 matmul units.
+
+    On CPUs with ``amx_bf16`` (or ``avx512_bf16``) oneDNN runs bf16 matmuls in hardware, several
+    times faster than float32; elsewhere bf16 on a CPU is emulated and slower.
+    """
+    import torch
+
+    if torch.cuda.is_available():
+        return bool(torch.cuda.is_bf16_supported())
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
 def demo_token_stream(processor: Any, messages: Sequence[dict[str, str]]) -> dict[str, list[int]]:
@@ -177,6 +201,29 @@ def _demo_rows(cfg: SFTRunConfig, say: Callable[[str], None]) -> list[dict[str, 
     return rows
 
 
+def _progress_lines(say: Callable[[str], None]) -> Any:
+    """A ``TrainerCallback`` that says ``sft: step 8/76 (loss 1.23) | 4m left`` ten times a run."""
+    from transformers import TrainerCallback
+
+    from trl_env.trl.training.callbacks import _duration
+
+    class ProgressLines(TrainerCallback):
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.started = time.perf_counter()
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kw: Any) -> None:
+            step, total = state.global_step, state.max_steps
+            if not logs or "loss" not in logs or not state.is_world_process_zero:
+                return
+            if step % max(1, total // 10) and step != total:
+                return
+            left = (time.perf_counter() - self.started) / max(step, 1) * (total - step)
+            say(f"sft: step {step}/{total} (loss {float(logs['loss']):.3f}) | "
+                f"{_duration(left)} left")  # fmt: skip
+
+    return ProgressLines()
+
+
 def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
     """Fine-tune ``cfg.model`` on demos and save a run folder (see the module docstring).
 
@@ -185,6 +232,7 @@ def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
     """
     import datasets
     import torch
+    from transformers.trainer_callback import PrinterCallback
     from trl import SFTConfig, SFTTrainer
 
     from trl_env.trl.models import load_model_and_tokenizer, resolve_model_path
@@ -214,7 +262,7 @@ def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
     args = SFTConfig(
         output_dir=str(output / "trainer"),
         use_cpu=not torch.cuda.is_available(),
-        bf16=False,
+        bf16=default_bf16() if cfg.bf16 is None else cfg.bf16,
         learning_rate=cfg.learning_rate,
         num_train_epochs=cfg.epochs,
         max_steps=cfg.max_steps or -1,
@@ -238,6 +286,8 @@ def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
             processing_class=tokenizer,
             peft_config=peft_config,
         )
+    trainer.remove_callback(PrinterCallback)  # one compact line per tenth of the run instead
+    trainer.add_callback(_progress_lines(say))
     trainer.train()
     losses = [row["loss"] for row in trainer.state.log_history if "loss" in row]
     final = output / "final"

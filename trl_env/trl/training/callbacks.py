@@ -137,8 +137,29 @@ def _formatted(row: dict[str, Any]) -> dict[str, str]:
     return {k: f"{v:.6g}" if isinstance(v, float) else str(v) for k, v in row.items()}
 
 
-def step_line(row: dict[str, Any], max_steps: int) -> str:
-    """One line of a step's main metrics (``step 3/400 | reward +0.250 | ...``)."""
+def _duration(seconds: float) -> str:
+    """``42s``, ``12m`` or ``3h05m``.
+
+    Example:
+        >>> _duration(42.4), _duration(725), _duration(11_100)
+        ('42s', '12m', '3h05m')
+    """
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f}m"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def step_line(row: dict[str, Any], max_steps: int, left_s: float | None = None) -> str:
+    """One line of a step's main metrics (``step 3/400 | reward +0.250 | ... | 12m left``).
+
+    Args:
+        row: The step's metrics.
+        max_steps: The run's length.
+        left_s: Expected seconds until the end of the run (``None``: not shown).
+    """
     parts = [f"step {int(row['step']):>{len(str(max_steps))}}/{max_steps}"]
     for key, label, fmt in (
         ("reward", "reward", "{:+.3f}"),
@@ -151,6 +172,8 @@ def step_line(row: dict[str, Any], max_steps: int) -> str:
     ):
         if key in row:
             parts.append(f"{label} {fmt.format(row[key])}")
+    if left_s is not None:
+        parts.append(f"{_duration(left_s)} left")
     return " | ".join(parts)
 
 
@@ -171,6 +194,8 @@ class MetricsCallback(TrainerCallback):
         self.bar: Any = None
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        # Time left is extrapolated from this run's own steps (a resumed run skips the old ones).
+        self.train_started, self.first_step = time.perf_counter(), state.global_step
         if state.is_world_process_zero and self.progress and sys.stderr.isatty():
             from tqdm.auto import tqdm
 
@@ -188,7 +213,12 @@ class MetricsCallback(TrainerCallback):
         )
         row["wall_time_s"] = time.perf_counter() - self.started
         self.log.add(row)
-        line = step_line(row, state.max_steps)
+        done = state.global_step - getattr(self, "first_step", 0)
+        left = None
+        if done > 0 and hasattr(self, "train_started"):
+            per_step = (time.perf_counter() - self.train_started) / done
+            left = per_step * max(0, state.max_steps - state.global_step)
+        line = step_line(row, state.max_steps, left)
         if self.bar is not None:
             from tqdm.auto import tqdm
 

@@ -42,11 +42,31 @@ _MODEL_DEFAULTS: dict[str, Any] = {
 }
 """Settings of a real model (``--model``): TRL's GRPO learning rate, room for reasoning."""
 
+_CPU_MODEL_DEFAULTS: dict[str, Any] = {
+    "max_completion_length": 256,
+    "max_new_tokens_per_turn": 32,
+    "max_steps": 100,
+}
+"""A real model on a machine without a GPU: a run that finishes within about an hour
+(``benchmarks/grpo_step_profile.py`` times a step; with 256 tokens per turn, 1024 per episode and
+500 steps, SmolLM2-135M took about 17 hours on 2 cores). Short replies, the format every catalogue
+env asks for, fit in 32 tokens."""
+
 _LORA_LEARNING_RATE = 1e-5
+_CPU_LORA_LEARNING_RATE = 2e-4
+"""LoRA on a CPU: the learning rate of the recipe that learned (docs/real_models.md); with few
+steps, 1e-5 barely moves the adapters."""
 _CHECKPOINTS_PER_RUN = 10
 """With ``save_steps`` unset, a checkpoint every tenth of the run (a lost run loses <= 10%)."""
 
 VLLM_MODES = ("colocate", "server")
+
+
+def _has_gpu() -> bool:
+    """Whether training will run on a CUDA GPU (the CPU defaults apply otherwise)."""
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def _help(text: str, **cli: Any) -> dict[str, Any]:
@@ -93,12 +113,17 @@ class TrainConfig:
     )
     num_tasks: int = field(default=4096, metadata=_help("Tasks (env seeds) in the dataset."))
     max_steps: int | None = field(
-        default=None, metadata=_help("Optimizer steps (default 400 tiny model, 500).")
+        default=None,
+        metadata=_help(
+            "Optimizer steps (default 400 tiny model; a real model 500 on a GPU, 100 on a CPU)."
+        ),
     )
     learning_rate: float | None = field(
         default=None,
         metadata=_help(
-            "AdamW learning rate (default 1e-3 tiny model, 1e-5 LoRA, 1e-6 full).", aliases=["--lr"]
+            "AdamW learning rate (default 1e-3 tiny model; LoRA 1e-5 on a GPU, 2e-4 on a CPU; "
+            "1e-6 full).",
+            aliases=["--lr"],
         ),
     )
     lr_scheduler_type: str = field(
@@ -119,12 +144,14 @@ class TrainConfig:
     )
     max_completion_length: int | None = field(
         default=None,
-        metadata=_help("Tokens of a whole episode's completion (default 16 tiny, 1024)."),
+        metadata=_help(
+            "Tokens of a whole episode's completion (default 16 tiny; 1024 on a GPU, 256 on a CPU)."
+        ),
     )
     max_new_tokens_per_turn: int | None = field(
         default=None,
         metadata=_help(
-            "Tokens of one model turn (default 8 tiny, 256).",
+            "Tokens of one model turn (default 8 tiny; 256 on a GPU, 32 on a CPU).",
             flag="--max-new-tokens",
             aliases=["--max-new-tokens-per-turn"],
         ),
@@ -285,8 +312,11 @@ class TrainConfig:
             from trl_env.trl.rollout import DEFAULT_SYSTEM_PROMPT
 
             defaults["system_prompt"] = DEFAULT_SYSTEM_PROMPT
+        on_cpu = not _has_gpu()
+        if not self.uses_tiny_model and on_cpu:
+            defaults.update(_CPU_MODEL_DEFAULTS)
         if self.lora and not self.uses_tiny_model:
-            defaults["learning_rate"] = _LORA_LEARNING_RATE
+            defaults["learning_rate"] = _CPU_LORA_LEARNING_RATE if on_cpu else _LORA_LEARNING_RATE
         values = asdict(self)
         for name, default in defaults.items():
             if values[name] is (AUTO if name == "system_prompt" else None):
