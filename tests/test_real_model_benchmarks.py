@@ -111,19 +111,22 @@ _MODEL = DEFAULT_MODEL if model_available(DEFAULT_MODEL) else DEFAULT_GGUF
 def test_real_model_learning_runs_two_steps(tmp_path: Path) -> None:
     command = [
         sys.executable, str(BENCHMARKS / "real_model_learning.py"), "--model", str(_MODEL),
-        "--env", "TextLargestNumber-v0", "--max-steps", "2", "--eval-episodes", "2",
+        "--env", "TextTicTacToe-v0", "--max-steps", "2", "--eval-episodes", "2",
         "--eval-seed", "20000", "--batch-size", "4", "--num-generations", "2",
-        "--max-new-tokens", "8", "--max-turns", "1", "--lora", "--out", str(tmp_path),
+        "--max-new-tokens", "8", "--max-turns", "2", "--lora", "--out", str(tmp_path),
+        "--warm-start", "random", "--warm-start-episodes", "4", "--credit", "turn",
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=3600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["env"] == "TextLargestNumber-v0"
-    assert result["steps"] == 2
-    for key in ("before", "after"):
+    assert result["env"] == "TextTicTacToe-v0"
+    assert result["steps"] == 2 and result["credit"] == "turn"
+    assert result["warm_start_policy"] == "random"
+    for key in ("before", "warm_start", "after", "random"):
         summary = result[key]
-        assert summary["episodes"] == 2
+        assert summary["episodes"] == 2 and summary["mean_turns"] >= 1
         low, high = summary["success_ci"]
+        assert (low, high) == (summary["success_ci_low"], summary["success_ci_high"])
         assert 0.0 <= low <= summary["success_rate"] <= high <= 1.0
         assert summary["return_ci"][0] <= summary["mean_return"] <= summary["return_ci"][1]
     split = result["step_time_split"]

@@ -1,0 +1,214 @@
+"""Where one GRPO step of a real model goes on a CPU, and what the CPU defaults save.
+
+Plays and trains SmolLM2-135M-Instruct (LoRA) with TRL's ``GRPOTrainer`` and this library's
+rollout on ``TextTicTacToe-v0`` (8 episodes per step, up to 6 turns), under settings that differ
+only in what the CPU defaults change:
+
+* ``before``: TRL's ``GRPOConfig`` defaults (gradient checkpointing on, float32);
+* ``no-checkpointing``: gradient checkpointing off (it recomputes every forward pass during the
+  backward pass to save memory, which a 135M model on a 24 GB machine does not need);
+* ``after``: also bfloat16 autocast (oneDNN runs bf16 matmuls on AMX tiles on CPUs with
+  ``amx_bf16``), the CPU default of ``trl-env train`` where the CPU has it.
+
+Each setting plays the same tasks (same seeds); the first step of each pays one-off costs and is
+left out. A step is split into generation (inside ``generate``), env (the rest of the rollout)
+and training (log-probability passes, forward, backward, optimizer). Padding waste is the share
+of the padded completion tensor that is padding. For bf16, the gap between the log-probabilities
+sampled in float32 and the training pass's bf16 ones is measured on the same tokens (TRL's loss
+uses the training pass only, so the gap is what off-policy corrections would see).
+
+Prints one line per step and setting, a table, and as its last line one JSON object with
+``before_s``, ``after_s`` (mean seconds per step) and ``ratio``.
+
+Run:
+    python benchmarks/grpo_step_profile.py --model path/to/SmolLM2-135M-Instruct.Q4_1.gguf
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+warnings.filterwarnings("ignore")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _real_model import DEFAULT_GGUF, resolve_model  # noqa: E402
+from real_model_learning import TimedRollout  # noqa: E402
+
+import trl_env  # noqa: E402
+
+SETTINGS: dict[str, dict[str, bool]] = {
+    "before": {"activation_checkpointing": True, "bf16": False},
+    "no-checkpointing": {"activation_checkpointing": False, "bf16": False},
+    "after": {"activation_checkpointing": False, "bf16": True},
+}
+
+
+def cpu_has_amx_bf16() -> bool:
+    """Whether this CPU runs bf16 matmuls in hardware (``amx_bf16`` or ``avx512_bf16``)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, Any]:
+    """Train ``--steps`` + 1 steps under setting ``name``; mean seconds of the last ``--steps``."""
+    import torch
+    from peft import LoraConfig
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    rollout = TimedRollout(args)
+    rows: list[dict[str, float]] = []
+
+    class Recorder(TrainerCallback):
+        def on_step_begin(self, *_: Any, **__: Any) -> None:
+            self.started = time.perf_counter()
+            self.marks = (rollout.generation_s, rollout.rollout_s)
+
+        def on_step_end(self, _args: Any, state: Any, *__: Any, **___: Any) -> None:
+            step = time.perf_counter() - self.started
+            generation = rollout.generation_s - self.marks[0]
+            in_rollout = rollout.rollout_s - self.marks[1]
+            lengths = [len(e.completion_ids) for e in rollout.episodes]
+            waste = 1 - sum(lengths) / (len(lengths) * max(lengths)) if lengths else 0.0
+            rows.append({
+                "step_s": step, "generation_s": generation, "env_s": in_rollout - generation,
+                "training_s": step - in_rollout, "padding_waste": waste,
+                "turns": sum(e.turns for e in rollout.episodes) / max(1, len(rollout.episodes)),
+            })  # fmt: skip
+            print(f"{name:16s} step {state.global_step}: {step:5.1f} s (generation "
+                  f"{generation:.1f}, training {step - in_rollout:.1f})", flush=True)  # fmt: skip
+
+    output = tempfile.mkdtemp(prefix="grpo_step_profile_")
+    config = GRPOConfig(
+        output_dir=output, use_cpu=True, learning_rate=2e-4, lr_scheduler_type="constant",
+        per_device_train_batch_size=args.batch_size, num_generations=args.num_generations,
+        max_completion_length=args.max_completion_length, max_steps=args.steps + 1, beta=0.0,
+        temperature=1.0, seed=args.seed, logging_steps=1, save_strategy="no", report_to="none",
+        disable_tqdm=True, **SETTINGS[name],
+    )  # fmt: skip
+    dataset = trl_env.make_dataset(args.env, (args.steps + 1) * args.batch_size, seed=args.seed)
+    trainer = GRPOTrainer(
+        model=model_dir, reward_funcs=trl_env.env_reward, args=config, train_dataset=dataset,
+        rollout_func=rollout, callbacks=[Recorder()],
+        peft_config=LoraConfig(r=16, lora_alpha=32, target_modules="all-linear",
+                               task_type="CAUSAL_LM"),
+    )  # fmt: skip
+    torch.manual_seed(args.seed)
+    trainer.train()
+    gap = logprob_gap(trainer, rollout.episodes) if SETTINGS[name]["bf16"] else None
+    shutil.rmtree(output, ignore_errors=True)
+    measured = rows[1:] or rows
+    mean = {key: sum(r[key] for r in measured) / len(measured) for key in measured[0]}
+    import resource
+
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB on Linux
+    return {
+        "setting": name, **SETTINGS[name], **mean, "steps": len(measured), "bf16_gap": gap,
+        "peak_memory_gb": round(peak_gb, 2),
+    }  # fmt: skip
+
+
+def logprob_gap(trainer: Any, episodes: list[Any]) -> dict[str, float]:
+    """|float32 sampled - bf16 autocast| log-probabilities of the model's own tokens."""
+    import torch
+
+    model = trainer.model
+    deltas = []
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        for episode in episodes[:4]:
+            ids = torch.tensor([episode.prompt_ids + episode.completion_ids])
+            logits = model(input_ids=ids).logits[0, len(episode.prompt_ids) - 1 : -1].float()
+            logps = torch.log_softmax(logits, dim=-1)
+            picked = logps.gather(1, torch.tensor(episode.completion_ids)[:, None])[:, 0]
+            for value, sampled, own in zip(
+                picked.tolist(), episode.logprobs, episode.env_mask, strict=True
+            ):
+                if own:
+                    deltas.append(abs(value - sampled))
+    return {
+        "mean": round(sum(deltas) / max(1, len(deltas)), 4),
+        "max": round(max(deltas, default=0.0), 4),
+        "tokens": len(deltas),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=str(DEFAULT_GGUF), help="a .gguf file or model dir")
+    parser.add_argument("--env", default="TextTicTacToe-v0")
+    parser.add_argument("--steps", type=int, default=3, help="measured steps per setting")
+    parser.add_argument("--batch-size", type=int, default=8, help="episodes per step")
+    parser.add_argument("--num-generations", type=int, default=8)
+    parser.add_argument("--max-new-tokens", type=int, default=32, help="tokens per model turn")
+    parser.add_argument("--max-turns", type=int, default=6)
+    parser.add_argument("--max-completion-length", type=int, default=512)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    import torch
+
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", str(os.cpu_count() or 2))))
+    model_dir = resolve_model(args.model)
+    if not cpu_has_amx_bf16():
+        print("this CPU has no amx_bf16/avx512_bf16: bf16 would be emulated, skipping 'after'")
+        args.settings = [s for s in args.settings if s != "after"]
+    if args.child:
+        print(json.dumps(profile(args, model_dir, args.settings[0])))
+        return
+    results = []
+    for name in args.settings:  # one process each: its own peak memory, no shared caches
+        argv = [a for a in sys.argv[1:] if a != "--child"]
+        done = subprocess.run(
+            [sys.executable, __file__, *argv, "--settings", name, "--child"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        print("".join(line + "\n" for line in done.stdout.splitlines()[:-1]), end="", flush=True)
+        if done.returncode != 0:
+            killed = done.returncode in (-9, 137)
+            print(f"{name}: failed ({'killed: out of memory?' if killed else done.stderr[-500:]})")
+            results.append({"setting": name, **SETTINGS[name], "failed": True,
+                            "returncode": done.returncode})  # fmt: skip
+            continue
+        results.append(json.loads(done.stdout.splitlines()[-1]))
+    print(f"\n{args.env}, {args.batch_size} episodes/step, up to {args.max_turns} turns, "
+          f"{args.max_new_tokens} tokens/turn, LoRA; mean of {args.steps} steps")  # fmt: skip
+    print(f"{'setting':18s}{'step s':>8s}{'gen s':>8s}{'env s':>8s}{'train s':>9s}"
+          f"{'pad waste':>11s}{'peak GB':>9s}")  # fmt: skip
+    for r in results:
+        if r.get("failed"):
+            print(f"{r['setting']:18s}  failed (exit {r['returncode']})")
+            continue
+        print(f"{r['setting']:18s}{r['step_s']:8.1f}{r['generation_s']:8.1f}{r['env_s']:8.2f}"
+              f"{r['training_s']:9.1f}{r['padding_waste']:11.2f}{r['peak_memory_gb']:9.1f}")  # fmt: skip
+    by_name = {r["setting"]: r for r in results if not r.get("failed")}
+    if "before" not in by_name or len(by_name) < 2:
+        print(json.dumps({"env": args.env, "settings": results, "before_s": None,
+                          "after_s": None, "ratio": None}))  # fmt: skip
+        return
+    before = by_name["before"]
+    after = by_name.get("after") or by_name[[n for n in by_name if n != "before"][-1]]
+    print(json.dumps({
+        "env": args.env, "settings": {r["setting"]: r for r in results}, "after": after["setting"],
+        "before_s": round(before["step_s"], 2), "after_s": round(after["step_s"], 2),
+        "ratio": round(before["step_s"] / after["step_s"], 2),
+        "bf16_logprob_gap": after.get("bf16_gap"),
+    }))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
