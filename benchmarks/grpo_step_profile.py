@@ -6,7 +6,7 @@ only in what the CPU defaults change:
 
 * ``before``: TRL's ``GRPOConfig`` defaults (gradient checkpointing on, float32);
 * ``no-checkpointing``: gradient checkpointing off (it recomputes every forward pass during the
-  backward pass to save memory, which a 135M model on a 24 GB machine does not need);
+  backward pass to save memory; measured here: no faster, and twice the memory);
 * ``after``: also bfloat16 autocast (oneDNN runs bf16 matmuls on AMX tiles on CPUs with
   ``amx_bf16``), the CPU default of ``trl-env train`` where the CPU has it.
 
