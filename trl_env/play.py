@@ -128,6 +128,8 @@ def record_step(
     episode.invalid_actions += bool(outcome.info.get("invalid_action", False))
     if episode.transcript is not None:
         entry = {"role": "env", "text": outcome.observation, "reward": outcome.reward}
+        if outcome.info.get("invalid_action", False):
+            entry["invalid_action"] = True  # per turn, for saved rollouts and replays
         episode.transcript.append(entry)
     if outcome.terminated or outcome.truncated:
         episode.ended_by = "terminated" if outcome.terminated else "truncated"

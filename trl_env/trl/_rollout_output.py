@@ -64,3 +64,9 @@ def _log_metrics(trainer: Any, episodes: Sequence[Episode], *, per_env: bool) ->
         log_metric(f"{prefix}/invalid_action_rate", summary.invalid_action_rate)
         log_metric(f"{prefix}/ended_by_limit_rate", summary.ended_by_limit_rate)
         log_metric(f"{prefix}/error_rate", summary.error_rate)
+    # Replies that hit the per-turn token limit instead of ending themselves: a model that
+    # rambles (or a limit too small for the reply format) shows here first.
+    replies = [e for episode in episodes for e in episode.transcript or () if e["role"] == "agent"]
+    if replies:
+        cut = sum(not reply.get("stopped", True) for reply in replies)
+        log_metric("env/cut_turn_rate", cut / len(replies))

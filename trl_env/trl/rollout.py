@@ -24,11 +24,9 @@ Example:
 
 from __future__ import annotations
 
-import math
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from numbers import Real
 from typing import Any
 
 import gymnasium as gym
@@ -40,6 +38,7 @@ from trl_env.episode import Episode, Task
 from trl_env.error import EnvErrorWarning, UsageError
 from trl_env.play import StepFn, run_episodes
 from trl_env.stepping import EnvStepper, make_stepper
+from trl_env.trl._rollout_config import RolloutConfig
 from trl_env.trl._rollout_output import _log_metrics, episodes_to_rollout_output
 from trl_env.trl.generation import Generator, generator_from_trainer
 from trl_env.trl.model_policy import ModelPolicy
@@ -55,126 +54,6 @@ __all__ = [
     "make_rollout_func",
     "play_episodes",
 ]
-
-
-_AGGREGATIONS: dict[str, Callable[[Sequence[float]], float]] = {
-    "sum": lambda rewards: float(sum(rewards)),
-    "mean": lambda rewards: float(sum(rewards) / len(rewards)) if rewards else 0.0,
-    "last": lambda rewards: float(rewards[-1]) if rewards else 0.0,
-    "max": lambda rewards: float(max(rewards)) if rewards else 0.0,
-}
-
-
-@dataclass
-class RolloutConfig:
-    """Settings of :func:`make_rollout_func` (every field has a default)."""
-
-    system_prompt: str | None = field(
-        default=DEFAULT_SYSTEM_PROMPT,
-        metadata={"help": "System message of every episode; None for no system message."},
-    )
-    max_turns: int | None = field(
-        default=None,
-        metadata={"help": "Model turns per episode at most; None lets the env decide (TimeLimit)."},
-    )
-    max_new_tokens_per_turn: int | None = field(
-        default=None,
-        metadata={"help": "Tokens one model turn may sample; None means the remaining budget."},
-    )
-    max_completion_length: int | None = field(
-        default=None,
-        metadata={
-            "help": "Total tokens of an episode's completion (model and env tokens); None uses "
-            "the trainer's max_completion_length. An episode that runs out is truncated."
-        },
-    )
-    reward_aggregation: str | Callable[[Sequence[float]], float] = field(
-        default="sum",
-        metadata={
-            "help": "How step rewards make the episode return: sum, mean, last, max or a callable."
-        },
-    )
-    env_error_penalty: float = field(
-        default=-1.0,
-        metadata={"help": "Reward added to an episode whose env raised (the episode ends there)."},
-    )
-    log_metrics: bool = field(
-        default=True,
-        metadata={
-            "help": "Log env/success_rate, env/mean_turns, ... through the trainer's logging."
-        },
-    )
-    env_workers: int = field(
-        default=0,
-        metadata={
-            "help": "Threads that step the envs of a turn concurrently; 0 steps them one after "
-            "the other (fastest for in-process games). Use about one per episode of a batch "
-            "for slow or remote envs (see docs/slow_envs.md)."
-        },
-    )
-    env_step_timeout: float | None = field(
-        default=None,
-        metadata={
-            "help": "Seconds one env reset/step may take; a call that takes longer ends its "
-            "episode with an error (its env is never reused). None: no limit."
-        },
-    )
-    trust_tasks: bool = field(
-        default=False,
-        metadata={
-            "help": "Let dataset rows name 'module:EnvId' (importing that module) and pass any "
-            "gym.make kwargs. By default a row may only name a registered ID and the kwargs its "
-            "env's constructor accepts."
-        },
-    )
-
-    def __post_init__(self) -> None:
-        for name in ("max_turns", "max_new_tokens_per_turn", "max_completion_length"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value < 1):  # fmt: skip
-                raise UsageError(
-                    f"{name} must be a positive int or None, got {value!r}: pass for example "
-                    f"make_rollout_func({name}=8)"
-                )
-        if self.system_prompt is not None and not isinstance(self.system_prompt, str):
-            raise UsageError(
-                f"system_prompt must be a str or None (no system message), got "
-                f"{self.system_prompt!r:.80}"
-            )
-        penalty = self.env_error_penalty
-        if isinstance(penalty, bool) or not isinstance(penalty, Real) or not math.isfinite(penalty):
-            raise UsageError(
-                f"env_error_penalty must be a finite number (the reward of an episode whose env "
-                f"failed, e.g. -1.0), got {penalty!r}"
-            )
-        workers = self.env_workers
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-            raise UsageError(f"env_workers must be an int >= 0 (0 = sequential), got {workers!r}")
-        timeout = self.env_step_timeout
-        if timeout is not None and (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, Real)
-            or not timeout > 0
-            or not math.isfinite(timeout)
-        ):
-            raise UsageError(
-                f"env_step_timeout must be a positive number of seconds or None, got {timeout!r}"
-            )
-        for name in ("log_metrics", "trust_tasks"):
-            if not isinstance(getattr(self, name), bool):
-                raise UsageError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        if not callable(self.reward_aggregation) and (self.reward_aggregation not in _AGGREGATIONS):
-            raise UsageError(
-                f"reward_aggregation must be one of {sorted(_AGGREGATIONS)} or a callable, "
-                f"got {self.reward_aggregation!r}"
-            )
-
-    def aggregate(self, rewards: Sequence[float]) -> float:
-        """The episode return from its step rewards."""
-        if callable(self.reward_aggregation):
-            return float(self.reward_aggregation(rewards))
-        return _AGGREGATIONS[self.reward_aggregation](rewards)
 
 
 class _EnvPool:
@@ -286,6 +165,9 @@ class EnvRollout:
     Attributes:
         config: Its :class:`RolloutConfig`.
         generation_calls: Generation calls made by the last call (one per turn played).
+        generation_seconds: Seconds the last call spent sampling replies.
+        env_seconds: Seconds the last call spent on everything else (env resets and steps,
+            tokenising env turns).
         last_episodes: The episodes of the last call, for inspection.
     """
 
@@ -303,6 +185,8 @@ class EnvRollout:
         self._pool = _EnvPool()
         self._checked_tasks: set[tuple[str, str]] = set()
         self.generation_calls = 0
+        self.generation_seconds = 0.0
+        self.env_seconds = 0.0
         self.last_episodes: list[Episode] = []
         self._seen_env_ids: set[str] = set()
 
@@ -351,6 +235,7 @@ class EnvRollout:
         backend = self._generator_for(trainer)
         generator = _CountingGenerator(backend)
         budget = self.config.max_completion_length or trainer.max_completion_length
+        started = time.perf_counter()
         try:
             episodes = play_episodes(
                 tasks,
@@ -368,23 +253,37 @@ class EnvRollout:
             if callable(clear_cache):
                 clear_cache()
         self.generation_calls = generator.calls
+        self.generation_seconds = generator.seconds
+        # Everything in the rollout that is not sampling: env resets and steps, tokenisation.
+        self.env_seconds = time.perf_counter() - started - generator.seconds
         self.last_episodes = episodes
         self._seen_env_ids.update(task.env_id for task in tasks)
         if self.config.log_metrics:
             # Per-env metrics once this run has seen several envs (a mixed dataset), even in a
             # batch that happens to hold one: metric names must not depend on the batch.
             _log_metrics(trainer, episodes, per_env=len(self._seen_env_ids) > 1)
+            log_metric = getattr(trainer, "_log_metric", None)
+            if log_metric is not None:
+                log_metric("time/generation_s", self.generation_seconds)
+                log_metric("time/env_s", self.env_seconds)
         return episodes_to_rollout_output(episodes)
 
 
 class _CountingGenerator:
+    """Counts and times the calls of a generator (for the step's time split)."""
+
     def __init__(self, inner: Generator) -> None:
         self.inner = inner
         self.calls = 0
+        self.seconds = 0.0
 
     def generate(self, inputs: Sequence[Sequence[int]], max_new_tokens: int) -> Any:
         self.calls += 1
-        return self.inner.generate(inputs, max_new_tokens)
+        started = time.perf_counter()
+        try:
+            return self.inner.generate(inputs, max_new_tokens)
+        finally:
+            self.seconds += time.perf_counter() - started
 
 
 def _process_sync(trainer: Any) -> Callable[[int], int] | None:

@@ -105,7 +105,7 @@ def _grpo_args(cfg: TrainConfig) -> Any:
         save_strategy="steps" if cfg.save_steps else "no",
         save_steps=cfg.save_steps or 500,
         save_total_limit=cfg.save_total_limit,
-        report_to="none",
+        report_to=cfg.trackers or "none",
         disable_tqdm=True,
     )
 
@@ -138,9 +138,10 @@ def run_trainer(
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     import trl_env
-    from trl_env.trl.credit import TurnCreditGRPOTrainer
     from trl_env.trl.models import load_model_and_tokenizer
     from trl_env.trl.training.callbacks import CsvLog, MetricsCallback
+    from trl_env.trl.training.heldout import HeldOutEvalCallback
+    from trl_env.trl.training.recording import RecordingGRPOTrainer
 
     output = Path(cfg.output_dir or ".")
     name = _prepare_model(cfg, checkpoint is not None, say)
@@ -148,8 +149,8 @@ def run_trainer(
     metrics = MetricsCallback(
         CsvLog(output / "metrics.csv", keep_until_step=_step_of(checkpoint)), cfg.progress, started
     )
-    # With credit="episode" this is GRPOTrainer itself (the subclass changes nothing then).
-    trainer = TurnCreditGRPOTrainer(
+    # With credit="episode" and no saved rollouts this is GRPOTrainer itself.
+    trainer = RecordingGRPOTrainer(
         model=model,
         reward_funcs=trl_env.env_reward,
         args=_grpo_args(cfg),
@@ -168,7 +169,22 @@ def run_trainer(
         callbacks=[metrics],
         credit=cfg.credit,
         gamma=cfg.gamma,
+        save_rollouts_to=output if cfg.save_rollouts else None,
     )
+    evals = None
+    if cfg.eval_every:
+        evals = HeldOutEvalCallback(
+            trainer,
+            cfg.env_ids,
+            every=cfg.eval_every,
+            episodes=cfg.eval_episodes,
+            seed=cfg.eval_seed,
+            samples=cfg.eval_samples,
+            sample_temperature=cfg.eval_temperature,
+            env_kwargs=cfg.env_kwargs,
+            log=say,
+        )
+        trainer.add_callback(evals)
     # Our callback prints one compact line per step instead of transformers' dicts and bar.
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
@@ -187,4 +203,12 @@ def run_trainer(
     train_time = time.perf_counter() - train_started
     trainer.save_model(str(output / "final"))
     tokenizer.save_pretrained(str(output / "final"))
+    if evals is not None and evals.history:
+        share = evals.seconds / train_time if train_time else 0.0
+        say(
+            f"held-out evals: {len(evals.history)} x {evals.episodes * len(cfg.env_ids)} "
+            f"episodes, {evals.seconds / len(evals.history):.1f} s each, {100 * share:.0f}% of "
+            "the training time" + (" (--eval-every larger or --eval-episodes smaller to cut it)"
+                                   if share > 0.15 else "")
+        )  # fmt: skip
     return metrics.rows, train_time

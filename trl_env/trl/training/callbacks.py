@@ -31,8 +31,30 @@ _CSV_FIRST = (
     "completions/mean_length",
     "completions/clipped_ratio",
     "frac_reward_zero_std",
+    "env/cut_turn_rate",
     "step_time",
+    "time/generation_s",
+    "time/env_s",
+    "time/train_s",
+    "eval_success_rate",
+    "eval_success_ci_low",
+    "eval_success_ci_high",
+    "eval_mean_return",
+    "eval_invalid_action_rate",
+    "eval_mean_turns",
+    "eval_seconds",
     "wall_time_s",
+)
+STUCK_SHARE = 0.9
+"""A step whose share of zero-variance GRPO groups is above this teaches almost nothing..."""
+STUCK_STEPS = 20
+"""... and this many such steps in a row make the progress line warn (once)."""
+STUCK_ADVICE = (
+    "warning: over {share:.0%} of GRPO groups had the same reward for every episode in each of "
+    "the last {steps} steps, so they teach nothing (zero advantage). Try: more episodes per task "
+    "(--num-generations), a higher --temperature, a shaped reward (env kwargs such as "
+    "partial_credit), a warm start on demonstrations (trl-env demos + trl-env sft), or an "
+    "easier env; trl-env replay <output-dir> shows what the model is saying."
 )
 _LINES_PER_PHASE = 10
 """Progress lines a long phase prints when output is not a terminal."""
@@ -114,6 +136,14 @@ class CsvLog:
             if self.rows:
                 self._rewrite()
 
+    def merge(self, row: dict[str, Any]) -> None:
+        """Add ``row``'s values to the row of the same step (the last one), or add it."""
+        if self.rows and self.rows[-1].get("step") == row.get("step"):
+            self.rows[-1].update(row)
+            self._rewrite()
+        else:
+            self.add(row)
+
     def add(self, row: dict[str, Any]) -> None:
         self.rows.append(row)
         if set(row) <= set(self.columns):
@@ -155,6 +185,9 @@ def _duration(seconds: float) -> str:
 def step_line(row: dict[str, Any], max_steps: int, left_s: float | None = None) -> str:
     """One line of a step's main metrics (``step 3/400 | reward +0.250 | ... | 12m left``).
 
+    ``flat`` is the share of GRPO groups whose episodes all got the same reward (they teach
+    nothing); ``s/step`` the step's seconds.
+
     Args:
         row: The step's metrics.
         max_steps: The run's length.
@@ -168,6 +201,7 @@ def step_line(row: dict[str, Any], max_steps: int, left_s: float | None = None) 
         ("env/mean_turns", "turns", "{:.1f}"),
         ("loss", "loss", "{:+.4f}"),
         ("entropy", "entropy", "{:.3f}"),
+        ("frac_reward_zero_std", "flat", "{:.2f}"),
         ("step_time", "s/step", "{:.2f}"),
     ):
         if key in row:
@@ -192,6 +226,9 @@ class MetricsCallback(TrainerCallback):
         self.progress = progress
         self.started = started
         self.bar: Any = None
+        self.stuck_steps = 0
+        """Consecutive steps with over STUCK_SHARE zero-variance groups."""
+        self.warned_stuck = False
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         # Time left is extrapolated from this run's own steps (a resumed run skips the old ones).
@@ -203,7 +240,7 @@ class MetricsCallback(TrainerCallback):
             self.bar.update(state.global_step)
 
     def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
-        if not state.is_world_process_zero or not logs or "reward" not in logs:
+        if not state.is_world_process_zero or not logs:
             return
         row: dict[str, Any] = {"step": state.global_step}
         row.update(
@@ -211,8 +248,17 @@ class MetricsCallback(TrainerCallback):
             for key, value in logs.items()
             if isinstance(value, int | float) and not isinstance(value, bool)
         )
+        if "reward" not in logs:
+            if any(key.startswith("eval_") for key in logs):
+                self.log.merge(row)  # a held-out eval: its figures join the step's row
+            return
         row["wall_time_s"] = time.perf_counter() - self.started
-        self.log.add(row)
+        if "step_time" in row and "time/generation_s" in row:
+            # What the rollout did not spend: log-prob passes, forward, backward, optimizer.
+            rollout = row["time/generation_s"] + row.get("time/env_s", 0.0)
+            row["time/train_s"] = max(0.0, row["step_time"] - rollout)
+        self.log.merge(row)
+        self._watch_zero_variance(row)
         done = state.global_step - getattr(self, "first_step", 0)
         left = None
         if done > 0 and hasattr(self, "train_started"):
@@ -227,6 +273,24 @@ class MetricsCallback(TrainerCallback):
             tqdm.write(line)
         elif self.progress:
             print(line, file=sys.stderr, flush=True)
+
+    def _watch_zero_variance(self, row: dict[str, Any]) -> None:
+        """Warn once when nearly every group has had zero reward variance for a while."""
+        share = row.get("frac_reward_zero_std")
+        if share is None:
+            return
+        self.stuck_steps = self.stuck_steps + 1 if share > STUCK_SHARE else 0
+        if self.stuck_steps >= STUCK_STEPS and not self.warned_stuck:
+            self.warned_stuck = True
+            line = STUCK_ADVICE.format(share=STUCK_SHARE, steps=STUCK_STEPS)
+            if not self.progress:
+                return
+            if self.bar is not None:
+                from tqdm.auto import tqdm
+
+                tqdm.write(line)
+            else:
+                print(line, file=sys.stderr, flush=True)
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.bar is not None:

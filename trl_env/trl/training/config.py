@@ -12,7 +12,7 @@ from typing import Any
 
 from trl_env.trl.credit import CREDITS, check_credit
 
-__all__ = ["AUTO", "TrainConfig"]
+__all__ = ["AUTO", "EVAL_SEED", "SAVE_ROLLOUTS_UP_TO", "TrainConfig"]
 
 AUTO = "auto"
 """``system_prompt`` value meaning: the default of the model kind (tiny or not)."""
@@ -60,6 +60,12 @@ _CHECKPOINTS_PER_RUN = 10
 """With ``save_steps`` unset, a checkpoint every tenth of the run (a lost run loses <= 10%)."""
 
 VLLM_MODES = ("colocate", "server")
+EVAL_SEED = 10_000
+"""Seed of the first held-out eval episode by default."""
+SAVE_ROLLOUTS_UP_TO = 100_000
+"""Runs that play at most this many episodes save them by default (about 0.5 KB each on
+one-turn envs, a few KB on multi-turn ones)."""
+_EVALS_PER_RUN = 10
 
 
 def _has_gpu() -> bool:
@@ -227,6 +233,46 @@ class TrainConfig:
         default_factory=dict,
         metadata=_help("gym.make kwargs for every env, as JSON, e.g. '{\"num_options\": 6}'."),
     )
+    eval_every: int | None = field(
+        default=None,
+        metadata=_help(
+            "Evaluate the policy greedily on held-out seeds every N steps (and before the first "
+            "and after the last step; 0: never); default: every tenth of the run."
+        ),
+    )
+    eval_episodes: int = field(
+        default=32, metadata=_help("Episodes per env of each held-out eval.")
+    )
+    eval_seed: int = field(
+        default=EVAL_SEED,
+        metadata=_help(
+            "Seed of the first held-out episode (episode i plays seed+i); refused if the "
+            "training dataset plays any of them."
+        ),
+    )
+    eval_samples: int = field(
+        default=0,
+        metadata=_help(
+            "Also play every held-out seed K times sampled, for pass@K and avg@K (0: greedy only)."
+        ),
+    )
+    eval_temperature: float = field(
+        default=1.0, metadata=_help("Sampling temperature of --eval-samples.")
+    )
+    report_to: str = field(
+        default="none",
+        metadata=_help(
+            "Trackers that get every metric, comma-separated: none, tensorboard, trackio, wandb, "
+            "mlflow, ... (TRL's report_to; 'all': every installed one)."
+        ),
+    )
+    save_rollouts: bool | None = field(
+        default=None,
+        metadata=_help(
+            "Save every step's episodes to <output-dir>/rollouts/ (read them with trl-env "
+            f"replay); default: on for runs of at most {SAVE_ROLLOUTS_UP_TO:,} episodes."
+        ),
+    )
     progress: bool = field(default=True, metadata=_help("Progress bar and per-step lines."))
     plot: bool = field(default=True, metadata=_help("Write learning_curve.png."))
 
@@ -281,6 +327,17 @@ class TrainConfig:
                 raise ValueError(f"{name} must be an int >= 0, got {value!r}")
         for name in ("lora_r", "lora_alpha", "save_total_limit"):
             _positive_int(name, getattr(self, name))
+        if isinstance(self.eval_episodes, int) and self.eval_episodes == 0:
+            raise ValueError(
+                "eval_episodes must be at least 1 (to turn held-out evals off, pass --eval-every 0)"
+            )
+        _positive_int("eval_episodes", self.eval_episodes)
+        for name in ("eval_every", "eval_seed", "eval_samples"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
+                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
 
     def _check_numbers(self) -> None:
         if self.learning_rate is not None and not (
@@ -292,6 +349,13 @@ class TrainConfig:
         if not (math.isfinite(self.beta) and self.beta >= 0):
             raise ValueError(f"beta must be >= 0, got {self.beta}")
         check_credit(self.credit, self.gamma)
+        if not (math.isfinite(self.eval_temperature) and self.eval_temperature > 0):
+            raise ValueError(f"eval_temperature must be > 0, got {self.eval_temperature}")
+        if not isinstance(self.report_to, str) or not self.report_to.strip():
+            raise ValueError(
+                f"report_to must be tracker names separated by commas (or 'none'), got "
+                f"{self.report_to!r}"
+            )
         if self.vllm_mode not in VLLM_MODES:
             raise ValueError(f"vllm_mode must be 'colocate' or 'server', got {self.vllm_mode!r}")
         if not 0 < self.vllm_gpu_memory_utilization <= 1:
@@ -330,7 +394,28 @@ class TrainConfig:
             values["per_device_train_batch_size"] = groups * self.num_generations
         if values["save_steps"] is None:
             values["save_steps"] = max(1, values["max_steps"] // _CHECKPOINTS_PER_RUN)
+        if values["eval_every"] is None:
+            values["eval_every"] = max(1, values["max_steps"] // _EVALS_PER_RUN)
+        elif values["eval_every"] > values["max_steps"]:
+            raise ValueError(
+                f"eval_every {values['eval_every']} is larger than the run ({values['max_steps']} "
+                "steps): only the evals before the first and after the last step would run. Pick "
+                f"--eval-every at most {values['max_steps']}, or 0 for no held-out evals"
+            )
+        if values["save_rollouts"] is None:
+            episodes = (
+                values["max_steps"]
+                * values["per_device_train_batch_size"]
+                * values["gradient_accumulation_steps"]
+            )
+            values["save_rollouts"] = episodes <= SAVE_ROLLOUTS_UP_TO
         return TrainConfig(**values)
+
+    @property
+    def trackers(self) -> list[str]:
+        """The ``report_to`` names as a list (``[]`` for ``"none"``)."""
+        names = [name.strip() for name in self.report_to.split(",") if name.strip()]
+        return [] if names == ["none"] else names
 
 
 def _positive_int(name: str, value: Any) -> None:

@@ -174,7 +174,54 @@ def _check_before_work(cfg: TrainConfig) -> str | None:
         _check_warm_start_prompt(cfg, path)
     if cfg.plot:
         _require("matplotlib", "the learning-curve plot", "matplotlib")
+    _check_trackers(cfg.trackers)
+    if cfg.eval_every:
+        from trl_env.trl.tasks import make_dataset
+        from trl_env.trl.training.heldout import check_heldout_seeds
+
+        dataset = make_dataset(cfg.env_ids, cfg.num_tasks, seed=cfg.seed, **cfg.env_kwargs)
+        seeds = range(cfg.eval_seed, cfg.eval_seed + cfg.eval_episodes)
+        check_heldout_seeds(dataset, cfg.env_ids, seeds)
     return _check_output_dir(cfg)
+
+
+_TRACKER_PACKAGES = {
+    "tensorboard": "tensorboard",
+    "wandb": "wandb",
+    "trackio": "trackio",
+    "mlflow": "mlflow",
+    "comet_ml": "comet_ml",
+    "clearml": "clearml",
+    "dvclive": "dvclive",
+    "neptune": "neptune",
+    "swanlab": "swanlab",
+    "codecarbon": "codecarbon",
+    "azure_ml": "azureml",
+    "dagshub": "dagshub",
+    "flyte": "flytekit",
+}
+
+
+def _check_trackers(names: Sequence[str]) -> None:
+    """Every ``report_to`` name is a tracker transformers knows, and its package is installed."""
+    from transformers.integrations import INTEGRATION_TO_CALLBACK
+
+    for name in names:
+        if name == "all":
+            continue
+        if name not in INTEGRATION_TO_CALLBACK:
+            raise UsageError(
+                f"--report-to {name!r} is not a tracker transformers knows; pick from "
+                f"{', '.join(['none', 'all', *sorted(INTEGRATION_TO_CALLBACK)])}"
+            )
+        package = _TRACKER_PACKAGES.get(name, name)
+        if name == "tensorboard":
+            if importlib.util.find_spec("tensorboard") is None and (
+                importlib.util.find_spec("tensorboardX") is None
+            ):
+                _require("tensorboard", "--report-to tensorboard", "tensorboard")
+            continue
+        _require(package, f"--report-to {name}", package)
 
 
 @contextlib.contextmanager
