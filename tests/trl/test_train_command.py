@@ -209,8 +209,13 @@ def test_run_writes_csv_png_and_checkpoints(
     report = json.loads(capsys.readouterr().out)
     assert report["steps"] == 2 and report["model_dir"] == str(out / "final")
 
-    rows = read_csv(out / "metrics.csv")
-    assert [row["step"] for row in rows] == ["1", "2"]
+    all_rows = read_csv(out / "metrics.csv")
+    # Held-out evals (on by default) before the first step and after every step of this
+    # 2-step run: step 0 has only eval figures; the others have both.
+    assert [row["step"] for row in all_rows] == ["0", "1", "2"]
+    assert all(row["eval_success_rate"] != "" for row in all_rows)
+    assert all_rows[0]["reward"] == ""
+    rows = all_rows[1:]
     for column in ("reward", "env/success_rate", "loss", "learning_rate", "wall_time_s"):
         assert all(row[column] != "" for row in rows), column
         float(rows[0][column])
@@ -263,7 +268,7 @@ def test_local_model_dir(
     config = json.loads((out / "train_config.json").read_text())
     assert config["model"] == tiny_model_dir and config["learning_rate"] == 1e-6
     assert config["system_prompt"] is not None
-    assert len(read_csv(out / "metrics.csv")) == 1
+    assert len([row for row in read_csv(out / "metrics.csv") if row["reward"]]) == 1
     assert (out / "final" / "model.safetensors").is_file()
     capsys.readouterr()
 
@@ -283,7 +288,9 @@ def test_python_api_on_two_envs(tmp_path: Path) -> None:
         plot=False,
     )
     assert isinstance(result, TrainResult)
-    assert len(result.history) == 2 and len(result.rewards()) == 2
+    # Two steps, and held-out evals at steps 0, 1 and 2 (step 0's row holds only those).
+    assert len(result.history) == 3 and len(result.rewards()) == 2
+    assert "eval_TextGuessNumber-v0/success_rate" in result.history[0]
     assert result.plot_png is None and not (tmp_path / "api" / "learning_curve.png").exists()
     assert result.metrics_csv.is_file() and (result.model_dir / "config.json").is_file()
     assert result.config.env_ids == [ENV, "TextGuessNumber-v0"]
@@ -291,11 +298,12 @@ def test_python_api_on_two_envs(tmp_path: Path) -> None:
     assert any(line.startswith("warm start: 5 steps") for line in lines)
     # Progress of the warm start shows in a log too (output here is not a terminal).
     assert "warm start: 5/5 steps" in " ".join(lines)
+    assert lines[-3].startswith("held-out evals: 3 x 64 episodes")
     assert lines[-2].startswith("done in ")
     assert lines[-1].startswith("evaluate it on held-out seeds with: trl-env eval")
     assert f"--policy {tmp_path / 'api'}" in lines[-1]
     # Per-env metrics are logged when the dataset mixes envs.
-    assert any(key.startswith(f"env/{ENV}/") for key in result.history[0])
+    assert any(key.startswith(f"env/{ENV}/") for key in result.history[1])
 
 
 def test_module_exports() -> None:
@@ -397,7 +405,10 @@ def test_resume_overwrite_and_interrupt(
     capsys.readouterr()
     # --resume continues from checkpoint-2 up to the new max_steps; earlier rows are kept.
     assert run_cli([*base, "--max-steps", "3", "--save-steps", "1", "--resume"]) == 0
-    assert [row["step"] for row in read_csv(out / "metrics.csv")] == ["1", "2", "3"]
+    rows = read_csv(out / "metrics.csv")
+    assert [row["step"] for row in rows] == ["0", "1", "2", "3"]
+    # The eval history continues: every step of both runs has its held-out eval.
+    assert all(row["eval_success_rate"] != "" for row in rows)
     assert (out / "checkpoint-3").is_dir() and (out / "final" / "config.json").is_file()
     capsys.readouterr()
 

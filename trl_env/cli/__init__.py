@@ -1,8 +1,9 @@
 """The ``trl-env`` command line: list, play, evaluate and train on text environments.
 
-One module per command (``_list``, ``_play``, ``_eval``, ``_train``, ``_serve``); this one builds the parser
-and runs a command. ``trl-env list`` and ``trl-env play`` need only the base install (gymnasium,
-numpy); ``trl-env eval --policy <model>`` and ``trl-env train`` need
+One module per command (``_list``, ``_play``, ``_eval``, ``_train``, ``_replay``, ``_serve``,
+...); this one builds the parser and runs a command. ``trl-env list``, ``play`` and ``replay``
+need only the base install (gymnasium, numpy); ``trl-env eval --policy <model>`` and
+``trl-env train`` need
 ``pip install "trl-env[trl]"`` and ``trl-env serve`` needs ``pip install "trl-env[openenv]"``,
 imported only when those run. Errors are one line on stderr
 (``--debug`` adds the traceback); the exit status is 0 on success, 2 for a usage error (a bad
@@ -18,7 +19,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from trl_env.cli import _check, _demos, _eval, _list, _play, _serve, _sft, _train
+from trl_env.cli import _check, _demos, _eval, _list, _play, _replay, _serve, _sft, _train
 from trl_env.cli._common import PROG, CommandLineError, Formatter, Parser, error_line
 
 __all__ = ["build_parser", "main"]
@@ -43,6 +44,7 @@ examples:
   trl-env train --help                              # GRPO training options
   trl-env demos TextTicTacToe-v0 --policy oracle --out demos/ttt  # oracle episodes as SFT data
   trl-env sft TextTicTacToe-v0 --model M --lora --demos demos/ttt  # warm start on them
+  trl-env replay runs/ttt --worst                   # the worst episodes a run saved
   trl-env serve TextWordle-v0 --port 8000           # an OpenEnv server, one session per episode
 
 Run `trl-env COMMAND --help` for the options of a command.
@@ -90,6 +92,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _train.add_parser(commands, [debug], load=_command_of(argv) == "train")
     _demos.add_parser(commands, [debug])
     _sft.add_parser(commands, [debug], load=_command_of(argv) == "sft")
+    _replay.add_parser(commands, [debug])
     _serve.add_parser(commands, [debug])
     return parser
 

@@ -2,9 +2,10 @@
 
 Each field becomes one option: ``--field-name`` (or the field's ``flag`` metadata), its
 ``aliases``, its ``help`` and its type: ``bool`` fields are switches (``--lora``; a field whose
-default is ``True`` becomes ``--no-<name>``, one whose default is ``None`` gets both), ``dict`` fields take JSON, ``list`` fields with a
-``positional`` metadata are positional arguments, ``X | None`` takes an ``X``. Nothing is written
-by hand, so the options and the Python API cannot drift apart.
+default is ``True`` becomes ``--no-<name>``, one whose default is ``None`` gets both), ``dict``
+fields take JSON, fields with a ``positional`` metadata are positional arguments (a ``list``
+takes one or more), ``X | None`` takes an ``X``. Nothing is written by hand, so the options and
+the Python API cannot drift apart.
 
 Example:
     >>> import argparse
@@ -60,8 +61,9 @@ def add_config_arguments(parser: argparse.ArgumentParser, config_class: type) ->
             continue
         kind = _base_type(hints[field.name])
         if "positional" in meta:
+            nargs = "+" if kind is list else None  # a list: one or more; else exactly one
             parser.add_argument(
-                field.name, nargs="+", metavar=meta["positional"], help=meta["help"]
+                field.name, nargs=nargs, metavar=meta["positional"], help=meta["help"]
             )
             continue
         names = [_flag(field), *meta.get("aliases", [])]
@@ -102,8 +104,8 @@ def config_from_namespace(config_class: type, args: argparse.Namespace) -> Any:
     """An instance of ``config_class`` from parsed :func:`add_config_arguments` options.
 
     Raises:
-        ValueError: For a bad value, including malformed JSON for a ``dict`` field (the message
-            names the option).
+        ValueError: For a bad value (the config's own check); malformed JSON for a ``dict``
+            field is a :class:`~trl_env.error.UsageError`, which names the option.
     """
     hints = typing.get_type_hints(config_class)
     values: dict[str, Any] = {}
@@ -120,10 +122,12 @@ def config_from_namespace(config_class: type, args: argparse.Namespace) -> Any:
 
 
 def _json_object(flag: str, text: str) -> dict[str, Any]:
+    from trl_env.error import UsageError  # a ValueError: the command exits 2, as for bad options
+
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{flag} is not valid JSON ({error}): {text!r}") from None
+        raise UsageError(f"{flag} is not valid JSON ({error}): {text!r}") from None
     if not isinstance(value, dict):
-        raise ValueError(f"{flag} must be a JSON object, got {text!r}")
+        raise UsageError(f"{flag} must be a JSON object, got {text!r}")
     return value
