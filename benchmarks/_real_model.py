@@ -8,10 +8,11 @@ Until then :func:`resolve_model` converts a ``.gguf`` file once into a model dir
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
+
+from trl_env.summary import wilson_interval  # re-exported: the benchmarks import it from here
 
 __all__ = [
     "DEFAULT_GGUF",
@@ -87,21 +88,6 @@ def model_available(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` names an existing model directory or GGUF file."""
     path = Path(path)
     return (path / "config.json").exists() or (path.suffix == ".gguf" and path.is_file())
-
-
-def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """The 95% Wilson score interval of a success rate.
-
-    Example:
-        >>> [round(x, 3) for x in wilson_interval(0, 32)]
-        [0.0, 0.107]
-    """
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def catalogue_ids() -> Sequence[str]:

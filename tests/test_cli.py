@@ -248,10 +248,12 @@ def test_eval_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
     lines = out.splitlines()
     assert lines[0] == "policy: oracle   seeds: 0..29"
     assert lines[1].split() == [
-        "env", "episodes", "success", "return", "(95%", "CI)", "turns", "invalid", "errors",
+        "env", "episodes", "success", "(95%", "CI)", "return", "(95%", "CI)", "turns", "invalid",
+        "errors",
     ]  # fmt: skip
     wordle = next(line for line in lines if line.startswith("TextWordle-v0"))
-    assert wordle.split()[:5] == ["TextWordle-v0", "30", "100.0%", "1.000", "±"]
+    # the success rate with its 95% Wilson interval, then the return ± its CI's half-width
+    assert wordle.split()[:6] == ["TextWordle-v0", "30", "100.0%", "[88.6-100.0]", "1.000", "±"]
     assert wordle.split()[-2:] == ["0.0%", "0"]
     assert any(line.startswith("TextGuessNumber-v0") for line in lines)
     assert err == ""

@@ -16,6 +16,11 @@ Every policy plays through the one play loop, :func:`trl_env.play.run_episodes`,
 episode is a :class:`trl_env.episode.Episode`; :func:`trl_env.summary.summarize` makes the
 statistics.
 
+With ``samples=k`` every seed is also played ``k`` more times, by a sampling policy (a model at
+``sample_temperature``, ``k`` independently seeded random policies, or the oracle, which plays
+the same game every time), and each summary gets pass@k and avg@k
+(:func:`trl_env.summary.add_samples`).
+
 Example:
     >>> from trl_env.eval import evaluate
     >>> report = evaluate(["TextWordle-v0"], "oracle", episodes=20)
@@ -26,6 +31,7 @@ Example:
 from __future__ import annotations
 
 import difflib
+import numbers
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -33,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 # _load stays importable from here for `trl-env list` (private, not in __all__).
 from trl_env._checks import _load, check_env_id, make_text_env  # noqa: F401
@@ -41,8 +48,15 @@ from trl_env._progress import _Progress
 from trl_env.episode import Episode, Task
 from trl_env.error import Error, MissingExtraError, NoOracleError, UsageError  # noqa: F401
 from trl_env.play import run_episodes
-from trl_env.policies import OraclePolicy, RandomPolicy, has_oracle, oracle_action, random_action
-from trl_env.summary import EnvSummary, confidence_interval, summarize
+from trl_env.policies import (
+    OraclePolicy,
+    Policy,
+    RandomPolicy,
+    has_oracle,
+    oracle_action,
+    random_action,
+)
+from trl_env.summary import EnvSummary, add_samples, confidence_interval, summarize
 from trl_env.utils.hub import is_hub_id
 
 __all__ = [
@@ -167,6 +181,22 @@ def _check_oracles(envs: Mapping[str, gym.Env[str, str]]) -> None:
         )
 
 
+_SAMPLE_STREAM = 0x53414D50  # "SAMP": the sampled random policies' seeds, apart from the main one
+
+
+def _simple_policy(kind: str, seed: int, sample: int | None) -> Policy:
+    """The oracle, or the random policy of the main run (``sample=None``) or of sample ``i``.
+
+    Sample ``i`` gets its own seed drawn from ``(seed, "SAMP", i)``: the ``k`` random policies
+    are distinct from each other and from the main run's, and the same in every run."""
+    if kind == "oracle":
+        return OraclePolicy()
+    if sample is None:
+        return RandomPolicy(seed)
+    entropy = np.random.SeedSequence([seed, _SAMPLE_STREAM, sample]).generate_state(1)[0]
+    return RandomPolicy(int(entropy))
+
+
 def _play_simple(
     kind: str,
     envs: Mapping[str, gym.Env[str, str]],
@@ -174,6 +204,7 @@ def _play_simple(
     kwargs: Mapping[str, Any],
     max_turns: int | None,
     bar: _Progress,
+    sample: int | None = None,
 ) -> list[Episode]:
     """Random or oracle episodes, one env at a time, one episode after another."""
     episodes: list[Episode] = []
@@ -181,7 +212,7 @@ def _play_simple(
         bar.describe(env_id)
         spec = env.spec
         turn_cap = max_turns or (spec and spec.max_episode_steps) or _DEFAULT_TURN_CAP
-        policy = OraclePolicy() if kind == "oracle" else RandomPolicy(seeds[0] if seeds else 0)
+        policy = _simple_policy(kind, seeds[0] if seeds else 0, sample)
         for seed in seeds:
             episode = Episode(Task(env_id, str(seed), dict(kwargs)))
             run_episodes([episode], [env], policy, max_turns=turn_cap)
@@ -198,31 +229,65 @@ def _play_model(
     kwargs: dict[str, Any],
     max_turns: int | None,
     progress: bool,
-) -> tuple[list[Episode], float]:
-    """Episodes of a model policy (the TRL rollout) and the seconds they took (loading aside)."""
+    samples: int,
+    sample_temperature: float,
+) -> tuple[list[Episode], list[list[Episode]], float]:
+    """Episodes of a model policy (the TRL rollout), its ``samples`` sampled episodes per seed
+    (one list per sample) and the seconds they took (loading aside)."""
     _import_bridge()
-    from trl_env.trl.model_policy import load_model_policy, play_model
+    from trl_env.trl.model_policy import load_model_policy, play_model, sampling_generator
 
     model = load_model_policy(name, options)
-    bar = _Progress(len(env_ids) * len(seeds), progress, "episodes")
+    bar = _Progress(len(env_ids) * len(seeds) * (1 + samples), progress, "episodes")
     start = time.perf_counter()
+    sampled: list[list[Episode]] = [[] for _ in range(samples)]
     try:
         results = play_model(
             model, env_ids, seeds, options, env_kwargs=kwargs, max_turns=max_turns,
             on_batch=bar.advance,
         )  # fmt: skip
+        if samples:
+            processor, generator = model
+            clear = getattr(generator, "clear_cache", None)
+            if callable(clear):  # the main run's key/value states are not needed any more
+                clear()
+            sampler = (processor, sampling_generator(generator, sample_temperature))
+            copies = [seed for seed in seeds for _ in range(samples)]  # a seed's copies batched
+            played = play_model(
+                sampler, env_ids, copies, options, env_kwargs=kwargs, max_turns=max_turns,
+                on_batch=bar.advance,
+            )  # fmt: skip
+            for i, episode in enumerate(played):
+                sampled[i % samples].append(episode)
     finally:
         bar.close()
-    return results, time.perf_counter() - start
+    return results, sampled, time.perf_counter() - start
 
 
-def _check_arguments(ids: Sequence[str], episodes: int, seed: int) -> None:
+def _check_arguments(
+    ids: Sequence[str], episodes: int, seed: int, samples: Any, sample_temperature: Any
+) -> None:
     if not ids:
         raise UsageError("give at least one environment ID")
     if episodes < 1:
         raise UsageError(f"episodes must be a positive integer, got {episodes}")
     if seed < 0:
         raise UsageError(f"seed must be >= 0, got {seed}")
+    if isinstance(samples, bool) or not isinstance(samples, numbers.Integral) or samples < 0:
+        raise UsageError(
+            f"samples must be an integer >= 0 (k, the sampled episodes per seed for pass@k and "
+            f"avg@k; 0 for none), got {samples!r}"
+        )
+    if (
+        isinstance(sample_temperature, bool)
+        or not isinstance(sample_temperature, numbers.Real)
+        or not 0 < float(sample_temperature) < float("inf")
+    ):
+        raise UsageError(
+            f"sample_temperature must be a finite number above 0, got {sample_temperature!r}; the "
+            "samples are drawn at it (1.0: the model's own distribution), the main run keeps "
+            "model_options.temperature"
+        )
 
 
 def evaluate(
@@ -236,8 +301,17 @@ def evaluate(
     model_options: ModelOptions | None = None,
     record_transcripts: bool = True,
     progress: bool = False,
+    samples: int = 0,
+    sample_temperature: float = 1.0,
 ) -> EvalReport:
     """Play ``episodes`` episodes of each env with ``policy`` and summarise them.
+
+    With ``samples=k``, every seed is then played ``k`` more times by a sampling policy: a model
+    at ``sample_temperature`` (the same loaded model and rollout), ``k`` random policies with
+    distinct reproducible seeds, or the oracle (deterministic: its ``k`` samples are the same
+    game). Each summary then also has pass@k (the unbiased estimator of
+    :func:`trl_env.summary.pass_at_k`: with ``k`` samples, the share of seeds won at least once)
+    and avg@k (the mean success of the samples); the main episodes' statistics are unchanged.
 
     Args:
         env_ids: One registered ID or several.
@@ -250,14 +324,20 @@ def evaluate(
         model_options: Generation settings for a model policy.
         record_transcripts: Keep every episode's transcript in the results.
         progress: Show a progress bar on stderr.
+        samples: ``k``, the sampled episodes per seed for pass@k and avg@k (0: none). They are
+            in :attr:`EvalReport.sampled_episodes`, one list per sample.
+        sample_temperature: The temperature of a model's samples (above 0; ignored by the
+            random and oracle policies).
 
     Raises:
-        UsageError: Unknown ID, non-text env, no oracle, bad policy or kwargs.
+        UsageError: Unknown ID, non-text env, no oracle, bad policy, kwargs, ``samples`` or
+            ``sample_temperature``.
         MissingExtraError: A model policy without the ``[trl]`` extra.
         Error: The model cannot be loaded, or ``use_vllm`` without a GPU.
     """
     ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
-    _check_arguments(ids, episodes, seed)
+    _check_arguments(ids, episodes, seed, samples, sample_temperature)
+    samples = int(samples)
     kwargs = dict(env_kwargs or {})
     kind = policy_kind(policy)
     options = model_options or ModelOptions()
@@ -271,30 +351,42 @@ def evaluate(
     if kind == "model":
         for env in envs.values():  # checked; the rollout makes (and pools) its own
             env.close()
-        results, elapsed = _play_model(
-            policy, list(specs), seeds, options, kwargs, max_turns, progress
-        )
+        results, sampled, elapsed = _play_model(
+            policy, list(specs), seeds, options, kwargs, max_turns, progress,
+            samples, sample_temperature,
+        )  # fmt: skip
     else:
-        bar = _Progress(len(specs) * episodes, progress, next(iter(specs)))
+        bar = _Progress(len(specs) * episodes * (1 + samples), progress, next(iter(specs)))
         start = time.perf_counter()
         try:
             results = _play_simple(kind, envs, seeds, kwargs, max_turns, bar)
+            sampled = [
+                _play_simple(kind, envs, seeds, kwargs, max_turns, bar, sample=i)
+                for i in range(samples)
+            ]
         finally:
             bar.close()
             for env in envs.values():
                 env.close()
         elapsed = time.perf_counter() - start
     if not record_transcripts:
-        for episode in results:
+        for episode in [*results, *(e for group in sampled for e in group)]:
             episode.transcript = None
+    summaries = {e: summarize(e, [r for r in results if r.env_id == e]) for e in specs}
+    if samples:
+        for env_id, summary in summaries.items():
+            add_samples(summary, [r for g in sampled for r in g if r.env_id == env_id], samples)
     return EvalReport(
         policy=policy,
         seed=seed,
         episodes_per_env=episodes,
-        summaries={e: summarize(e, [r for r in results if r.env_id == e]) for e in specs},
+        summaries=summaries,
         episodes=results,
         elapsed_s=elapsed,
         env_kwargs=kwargs,
+        samples=samples,
+        sample_temperature=float(sample_temperature) if samples and kind == "model" else None,
+        sampled_episodes=sampled,
     )
 
 

@@ -11,7 +11,8 @@ then makes them a ``MULTI_CPU`` group over gloo, no GPU needed. (``accelerate la
 Each step's two prompts go one to each process (``shuffle_dataset=False``): one process plays a
 one-turn game, the other Wordle (several turns). The rollout syncs the turn loop across processes
 with ``accelerator.gather``, so the process whose games ended early keeps making (empty)
-generation calls until the other's are done. The script checks that, then prints
+generation calls until the other's are done. The held-out eval runs once, on the main process,
+and the saved rollouts of a step hold both processes' episodes. The script checks that, then prints
 ``DDP_TRAIN_OK {json}`` on the main process and exits 0; any failed check raises.
 """
 
@@ -32,7 +33,10 @@ from torch.nn.parallel import DistributedDataParallel
 from trl import GRPOConfig, GRPOTrainer
 
 import trl_env
+from trl_env.rollout_records import step_file
 from trl_env.trl.tiny import build_tiny_model
+from trl_env.trl.training.heldout import HeldOutEvalCallback
+from trl_env.trl.training.recording import RecordingGRPOTrainer
 
 ONE_SHOT_ID = "TestDDPOneShot-v0"
 
@@ -73,6 +77,18 @@ def main(argv: list[str] | None = None) -> int:
     rollout = trl_env.make_rollout_func(max_new_tokens_per_turn=16)
     calls: list[dict[str, object]] = []
 
+    class Spy:
+        """trl-env's rollout, recording each call (and showing its episodes to the trainer)."""
+
+        config = rollout.config
+
+        @property
+        def last_episodes(self) -> list:
+            return rollout.last_episodes
+
+        def __call__(self, prompts: list, trainer: GRPOTrainer) -> dict:
+            return rollout_func(prompts, trainer)
+
     def rollout_func(prompts: list, trainer: GRPOTrainer) -> dict:
         output = rollout(prompts, trainer)
         episodes = rollout.last_episodes
@@ -86,11 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         return output
 
-    trainer = GRPOTrainer(
+    trainer = RecordingGRPOTrainer(
         model=model,
         reward_funcs=trl_env.env_reward,
         train_dataset=dataset,
-        rollout_func=rollout_func,
+        rollout_func=Spy(),
         args=GRPOConfig(
             output_dir=str(args.output_dir / "out"),
             use_cpu=True,
@@ -105,7 +121,12 @@ def main(argv: list[str] | None = None) -> int:
             save_strategy="no",
             disable_tqdm=True,
         ),
+        credit="episode",
+        save_rollouts_to=args.output_dir / "out",
     )
+    # Held-out evals before the first step and after each: on the main process only.
+    evals = HeldOutEvalCallback(trainer, "TextWordle-v0", every=1, episodes=4, log=print)
+    trainer.add_callback(evals)
     trainer.train()
 
     accelerator = trainer.accelerator
@@ -140,6 +161,17 @@ def main(argv: list[str] | None = None) -> int:
         # Metrics are averaged over both processes: one game always won, Wordle never.
         success = [entry["env/success_rate"] for entry in history if "env/success_rate" in entry]
         assert success == [0.5] * args.max_steps, success
+        evaluated = [entry["step"] for entry in history if "eval_success_rate" in entry]
+        assert evaluated == list(range(args.max_steps + 1)), evaluated
+        assert [row["step"] for row in evals.history] == evaluated
+        # Every step's episodes of both processes, saved once by the main process.
+        saved = [
+            [json.loads(line) for line in step_file(args.output_dir / "out", step).open()]
+            for step in range(1, args.max_steps + 1)
+        ]
+        assert [len(records) for records in saved] == [8] * args.max_steps, saved
+        assert all({r["rank"] for r in records} == {0, 1} for records in saved)
+        assert all([r["group"] for r in records] == [0] * 4 + [1] * 4 for records in saved)
         summary = {
             "world_size": world_size,
             "global_step": trainer.state.global_step,
@@ -148,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
             "success_rate": success,
         }
         print("DDP_TRAIN_OK " + json.dumps(summary), flush=True)
+    else:
+        assert evals.history == [], "the held-out eval ran on a second process"
     accelerator.wait_for_everyone()
     return 0
 

@@ -16,6 +16,8 @@ __all__ = [
     "Parser",
     "error_line",
     "json_object",
+    "non_negative_int",
+    "positive_float",
     "positive_int",
     "seed",
     "temperature",
@@ -54,8 +56,20 @@ def _number_at_least(
 
 
 positive_int = _number_at_least(int, 1, "a positive integer")
+non_negative_int = _number_at_least(int, 0, "an integer >= 0")
 seed = _number_at_least(int, 0, "an integer >= 0")
 temperature = _number_at_least(float, 0.0, "a number >= 0")
+
+
+def positive_float(text: str) -> float:
+    """An argparse ``type``: a number above 0 (``nan``, ``inf`` and 0 rejected)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text!r}")
+    return value
 
 
 def json_object(text: str) -> dict[str, Any]:

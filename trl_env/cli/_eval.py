@@ -14,6 +14,8 @@ from trl_env.cli._common import (
     CommandLineError,
     Formatter,
     json_object,
+    non_negative_int,
+    positive_float,
     positive_int,
     seed,
     temperature,
@@ -33,21 +35,31 @@ policies:
 
 Episode i of every env plays seed S+i (S from --seed), whatever the policy, so
 policies are compared on the same games. The table shows, per env: success rate,
-mean return with its 95% confidence interval, mean turns, and the share of turns
-whose reply the env rejected as invalid.
+with its 95% Wilson interval, mean return with its 95% confidence interval, mean
+turns, and the share of turns whose reply the env rejected as invalid.
+
+--samples K plays every seed K more times by sampling (a model at
+--sample-temperature, default 1.0; K differently seeded random policies; the
+oracle, which is deterministic) and adds two columns: pass@K, the share of seeds
+won at least once in the K samples (the unbiased estimator 1 - C(n-c,K)/C(n,K) of
+Chen et al. 2021, with n = K samples of which c won), and avg@K, the mean success
+of the samples.
 
 examples:
   trl-env eval TextWordle-v0 --policy oracle --episodes 1000
   trl-env eval TextWordle-v0 TextGuessNumber-v0 --policy random --episodes 500 --seed 7
   trl-env eval TextWordle-v0 --policy ./checkpoints/step-500 --episodes 64 \\
       --temperature 0 --max-new-tokens 128 --out runs/step-500
+  trl-env eval TextGuessNumber-v0 --policy ./checkpoints/step-500 --episodes 64 \\
+      --temperature 0 --samples 8 --sample-temperature 0.7
 
 A trl-env train run folder (or its final/ or checkpoint-N/) as the policy is
 evaluated with the run's own settings (system prompt, token limits, turn limit,
 env kwargs, from its train_config.json) unless flags override them.
 
 --out DIR writes DIR/results.json (settings and per-env statistics) and
-DIR/transcripts.jsonl (one line per episode: seed, return, success, turns, transcript)."""
+DIR/transcripts.jsonl (one line per episode: seed, return, success, turns, transcript;
+sampled episodes come after the others, marked "sample": i)."""
 
 
 def _check_out(args: argparse.Namespace) -> None:
@@ -116,6 +128,16 @@ def run(args: argparse.Namespace) -> int:
     for name, default in _DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, default)
+    if args.sample_temperature is not None and not args.samples:
+        raise CommandLineError(
+            f"{PROG} eval", "--sample-temperature only applies with --samples K (K >= 1)"
+        )
+    if args.sample_temperature is not None and policy_kind(args.policy) != "model":
+        raise CommandLineError(
+            f"{PROG} eval",
+            f"--sample-temperature only applies when --policy is a model; the {args.policy} "
+            "policy's samples have no temperature",
+        )
     if args.max_new_tokens > args.max_completion_length:
         raise CommandLineError(
             f"{PROG} eval",
@@ -144,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
         model_options=options,
         record_transcripts=args.out is not None,
         progress=not args.no_progress,
+        samples=args.samples,
+        sample_temperature=1.0 if args.sample_temperature is None else args.sample_temperature,
     )
     print(json.dumps(report.to_json(), indent=2) if args.json else format_table(report))
     if args.out is not None:
@@ -203,6 +227,15 @@ def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="end an episode after N turns (default: the env's own limit)",
     )
+    p.add_argument(
+        "--samples",
+        type=non_negative_int,
+        default=0,
+        metavar="K",
+        help="also play every seed K more times by sampling and report pass@K (share of seeds "
+        "won at least once in K samples; unbiased estimator, Chen et al. 2021) and avg@K (mean "
+        "success of the samples) (0: none)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     _add_model_options(p.add_argument_group("model policies"))
     p.set_defaults(func=run)
@@ -237,6 +270,13 @@ def _add_model_options(model: Any) -> None:
         default=None,
         metavar="T",
         help="sampling temperature, 0 for greedy (default: the model's generation config)",
+    )
+    model.add_argument(
+        "--sample-temperature",
+        type=positive_float,
+        default=None,
+        metavar="T",
+        help="temperature of the --samples episodes, above 0 (1.0)",
     )
     model.add_argument(
         "--system-prompt",

@@ -11,6 +11,7 @@ is what ``GRPOTrainer`` trains on. The rollout (:func:`trl_env.trl.rollout.play_
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from trl_env.trl.models import Generator
 if TYPE_CHECKING:
     from trl_env.eval import ModelOptions
 
-__all__ = ["ModelPolicy", "load_model_policy", "play_model"]
+__all__ = ["ModelPolicy", "load_model_policy", "play_model", "sampling_generator"]
 
 
 class ModelPolicy:
@@ -178,6 +179,56 @@ def load_model_policy(name: str, options: ModelOptions) -> tuple[TokenProcessor,
         temperature = 1.0 if options.temperature is None else options.temperature
         return processor, VLLMEngineGenerator(name, processor.eos_token_ids, temperature)
     return processor, _transformers_generator(model, tokenizer, processor, options.temperature)
+
+
+def sampling_generator(generator: Generator, temperature: float) -> Generator:
+    """A generator that samples at ``temperature`` from the model ``generator`` already holds.
+
+    Nothing is loaded again: a :class:`~trl_env.trl.models.TransformersGenerator` gets a twin on
+    the same model (its generation config with ``do_sample=True`` and ``temperature``, a key/value
+    cache of its own), a :class:`~trl_env.trl.models.VLLMEngineGenerator` a copy on the same
+    engine. ``generator`` itself is left as it was, so the two can take turns. This is how
+    ``trl-env eval --samples K`` plays its sampled episodes after the main (often greedy) ones.
+
+    Args:
+        generator: A generator from :func:`load_model_policy` (or any ``TransformersGenerator``).
+        temperature: The sampling temperature, above 0.
+
+    Raises:
+        trl_env.error.UsageError: ``temperature`` is not above 0.
+        trl_env.error.Error: ``generator`` is a backend whose temperature is not set here (the
+            trainer's vLLM, whose sampling settings are the trainer's).
+    """
+    from trl_env.error import UsageError
+    from trl_env.trl.models import TransformersGenerator, VLLMEngineGenerator
+
+    if not 0 < temperature < float("inf"):
+        raise UsageError(
+            f"the sampling temperature must be a finite number above 0, got {temperature}; use 1.0 to sample from "
+            "the model's own distribution"
+        )
+    if isinstance(generator, TransformersGenerator):
+        config = generator.generation_config
+        config = type(config).from_dict(
+            {**config.to_dict(), "do_sample": True, "temperature": temperature}
+        )
+        return TransformersGenerator(
+            generator._model,
+            pad_token_id=generator.pad_token_id,
+            eos_token_ids=sorted(generator.eos_token_ids),
+            generation_config=config,
+            temperature=temperature,
+            reuse_kv_cache=generator.reuse_kv_cache,
+        )
+    if isinstance(generator, VLLMEngineGenerator):
+        sampler = copy.copy(generator)  # the same engine
+        sampler.temperature = temperature
+        return sampler
+    raise Error(
+        f"cannot make a sampling twin of a {type(generator).__name__}: only a "
+        "TransformersGenerator or a VLLMEngineGenerator (trl-env eval's backends) can sample at "
+        "another temperature"
+    )
 
 
 def play_model(
