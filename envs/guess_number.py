@@ -144,8 +144,8 @@ class TextGuessNumberEnv(TextGame[int]):
             raise ValueError(
                 f"need low < high, both below 10**{_MAX_DIGITS} in size; got {low} and {high}"
             )
-        if max_guesses < 1:
-            raise ValueError(f"max_guesses must be >= 1, got {max_guesses}")
+        if isinstance(max_guesses, bool) or not isinstance(max_guesses, int) or max_guesses < 1:
+            raise ValueError(f"max_guesses must be an int >= 1 (like max_guesses=6), got {max_guesses!r}")
         if partial_credit < 0:
             raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
         self.low, self.high = low, high

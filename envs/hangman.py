@@ -136,8 +136,8 @@ class TextHangmanEnv(TextGame[str]):
         partial_credit: float = 0.0,
     ) -> None:
         super().__init__(render_mode, invalid_action_penalty=invalid_action_penalty)
-        if lives < 1:
-            raise ValueError(f"lives must be >= 1, got {lives}")
+        if isinstance(lives, bool) or not isinstance(lives, int) or lives < 1:
+            raise ValueError(f"lives must be an int >= 1 (like lives=6), got {lives!r}")
         shortest, longest = len(hangman_words()[0]), len(hangman_words()[-1])
         if not shortest <= min_length <= max_length <= longest:
             raise ValueError(

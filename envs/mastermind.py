@@ -194,8 +194,8 @@ class TextMastermindEnv(TextGame[str]):
                 f"allow_duplicates=False needs code_length <= num_colors, got {code_length} > "
                 f"{num_colors}"
             )
-        if max_guesses < 1:
-            raise ValueError(f"max_guesses must be >= 1, got {max_guesses}")
+        if isinstance(max_guesses, bool) or not isinstance(max_guesses, int) or max_guesses < 1:
+            raise ValueError(f"max_guesses must be an int >= 1 (like max_guesses=6), got {max_guesses!r}")
         if partial_credit < 0:
             raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
         self.code_length = code_length

@@ -221,8 +221,8 @@ class TextWordleEnv(TextGame[str]):
         partial_credit: float = 0.0,
     ) -> None:
         super().__init__(render_mode, invalid_action_penalty=invalid_action_penalty)
-        if max_guesses < 1:
-            raise ValueError(f"max_guesses must be >= 1, got {max_guesses}")
+        if isinstance(max_guesses, bool) or not isinstance(max_guesses, int) or max_guesses < 1:
+            raise ValueError(f"max_guesses must be an int >= 1 (like max_guesses=6), got {max_guesses!r}")
         if partial_credit < 0:
             raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
         self.max_guesses = max_guesses

@@ -103,6 +103,12 @@ class ProtocolToGymnasium(gym.Env[str, str]):
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if isinstance(env, gym.Env):
+            raise TypeError(
+                f"ProtocolToGymnasium wraps a trl_env.Env (the text protocol), but got the "
+                f"gymnasium env {env}: it is a gymnasium env already, use it as it is (or "
+                "GymnasiumToProtocol(env) for the protocol side)"
+            )
         if isinstance(env, Env) and not isinstance(env, type):
             if env_kwargs:
                 raise TypeError(

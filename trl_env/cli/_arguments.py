@@ -78,8 +78,10 @@ def add_config_arguments(parser: argparse.ArgumentParser, config_class: type) ->
                 )
             elif field.default is True:
                 names = ["--no-" + name.removeprefix("--") for name in names]
+                # The help describes the field (what is on by default); the flag turns it off.
+                text = "Turn off: " + meta["help"][:1].lower() + meta["help"][1:]
                 parser.add_argument(
-                    *names, dest=field.name, action="store_false", default=True, help=meta["help"]
+                    *names, dest=field.name, action="store_false", default=True, help=text
                 )
             else:
                 parser.add_argument(*names, dest=field.name, action="store_true", help=meta["help"])

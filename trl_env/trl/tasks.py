@@ -140,6 +140,11 @@ def make_dataset(
         raise MissingExtraError("trl", "make_dataset", "datasets") from None
 
     weights = None
+    if not isinstance(env_ids, str | Mapping | Sequence):
+        raise UsageError(
+            f"env_ids must be a registered env ID (like 'TextWordle-v0'), a list of IDs or a "
+            f"dict {{ID: weight}}, got {env_ids!r:.80}"
+        )
     if isinstance(env_ids, Mapping):
         ids, weights = _weights(env_ids) if env_ids else ([], None)
     else:
