@@ -148,8 +148,8 @@ def policy_kind(policy: str) -> str:
     if not is_hub_id(policy):
         raise UsageError(
             f"model path {policy!r} does not exist and is not a Hugging Face Hub id (like "
-            "'Qwen/Qwen3-0.6B'). --policy takes random, oracle, a local model directory or a "
-            "Hub id."
+            "'Qwen/Qwen3-0.6B'). --policy takes random, oracle, a model directory, a Hub id, a "
+            ".gguf file, a LoRA adapter or a trl-env run folder."
         )
     return "model"
 

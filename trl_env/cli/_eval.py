@@ -29,9 +29,11 @@ _DEFAULTS = {"max_new_tokens": 256, "max_completion_length": 4096}
 _EPILOG = """\
 policies:
   random    a random legal-looking reply each turn (a random word for Wordle, ...)
-  oracle    the environment's own solver (`trl-env list` shows which envs have one)
-  MODEL     a local model directory or a Hugging Face Hub id; episodes are played
-            in batches by the training rollout (needs: pip install "trl-env[trl]")
+  oracle    the environment's own solver (`trl-env list --oracles` shows which envs
+            have one)
+  MODEL     a model directory, a Hugging Face Hub id, a .gguf file (converted once,
+            cached), a LoRA adapter or a trl-env train/sft run folder; episodes are
+            played in batches by the training rollout (needs: pip install "trl-env[trl]")
 
 Episode i of every env plays seed S+i (S from --seed), whatever the policy, so
 policies are compared on the same games. The table shows, per env: success rate,
