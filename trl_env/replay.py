@@ -125,7 +125,8 @@ class Run:
 
     Attributes:
         path: The run folder.
-        config: Its ``train_config.json`` (every setting of the run).
+        config: Its ``train_config.json`` (every setting of the run); empty for a folder
+            that holds only rollouts (saved by ``RecordingGRPOTrainer(save_rollouts_to=...)``).
         steps: The steps whose rollouts it saved, in order.
     """
 
@@ -151,6 +152,9 @@ def load_run(path: str | os.PathLike[str]) -> Run:
         raise UsageError(f"{folder} is not a folder: pass the --out folder of `trl-env train`")
     config_path = folder / CONFIG_FILE
     if not config_path.is_file():
+        if rollout_steps(folder):
+            # Saved by a RecordingGRPOTrainer of the user's own (the library, not the CLI).
+            return Run(folder, {}, rollout_steps(folder))
         raise UsageError(
             f"{folder} is not a trl-env run (no {CONFIG_FILE}): pass the --out folder of "
             "`trl-env train`"

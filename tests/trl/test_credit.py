@@ -500,7 +500,9 @@ def test_train_command_with_turn_credit_lora_and_resume(tmp_path: Path) -> None:
     assert (out / "checkpoint-1" / "adapter_config.json").is_file()
     resumed = train("TextGuessNumber-v0", max_steps=2, resume=True, log=lines.append, **settings)
     assert any("resuming from" in line for line in lines)
-    assert [int(row["step"]) for row in resumed.history] == [1, 2]
+    # Step 0 holds the held-out eval before training (evals are on by default).
+    assert [int(row["step"]) for row in resumed.history] == [0, 1, 2]
+    assert len(resumed.rewards()) == 2
     assert (out / "final" / "adapter_config.json").is_file()
     assert first.config.credit == resumed.config.credit == "turn"
 

@@ -218,6 +218,7 @@ def test_one_grpo_step(gguf: str, lora: bool, tmp_path: Path) -> None:
         lora=lora,
         plot=False,
         progress=False,
+        eval_every=0,
     )
     assert len(result.history) == 1 and "loss" in result.history[0]
     final = result.model_dir

@@ -17,6 +17,7 @@ pytest.importorskip("trl")
 
 from trl_env.cli import main as cli_main
 from trl_env.rollout_records import read_rollouts, rollout_steps
+from trl_env.summary import wilson_interval
 from trl_env.trl.tasks import make_dataset
 from trl_env.trl.training import train
 from trl_env.trl.training.callbacks import (
@@ -218,6 +219,30 @@ def test_evals_do_not_change_training(tmp_path: Path) -> None:
               save_rollouts=False, **FAST)  # fmt: skip
         runs.append([row["reward"] for row in read_csv(out / "metrics.csv") if row["reward"]])
     assert runs[0] == runs[1]
+
+
+def test_sampled_evals_do_not_change_training_and_repeated_ids_play_once(tmp_path: Path) -> None:
+    runs = []
+    for every, env_ids in ((0, [LARGEST]), (1, [LARGEST, LARGEST])):
+        out = tmp_path / f"every{every}"
+        train(env_ids, output_dir=str(out), max_steps=2, eval_every=every, eval_episodes=4,
+              eval_samples=2, progress=False, save_rollouts=False, **FAST)  # fmt: skip
+        rows = read_csv(out / "metrics.csv")
+        runs.append([row["reward"] for row in rows if row["reward"]])
+    assert runs[0] == runs[1]
+    # LARGEST listed twice weights the training mix; the eval plays its 4 seeds once each.
+    wins = round(4 * float(rows[0]["eval_success_rate"]))
+    assert float(rows[0]["eval_success_ci_high"]) == pytest.approx(wilson_interval(wins, 4)[1])
+    assert "eval_TextLargestNumber-v0/success_rate" not in rows[0]
+
+
+def test_overwrite_clears_the_saved_rollouts(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    train(LARGEST, output_dir=str(out), max_steps=2, eval_every=0, progress=False, **FAST)
+    assert rollout_steps(out) == [1, 2]
+    train(LARGEST, output_dir=str(out), max_steps=1, eval_every=0, progress=False,
+          overwrite=True, **FAST)  # fmt: skip
+    assert rollout_steps(out) == [1]
 
 
 def _state(step: int) -> Any:

@@ -28,13 +28,14 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from transformers import TrainerCallback
+from transformers import Trainer, TrainerCallback
 
 from trl_env.episode import Episode, Task
 from trl_env.error import UsageError
@@ -174,7 +175,8 @@ class HeldOutEvalCallback(TrainerCallback):
         env_kwargs: Mapping[str, Any] | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
-        self.env_ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
+        # A repeated ID weights the training mix; the eval plays each env's seeds once.
+        self.env_ids = list(dict.fromkeys([env_ids] if isinstance(env_ids, str) else env_ids))
         for name, value, low in (("every", every, 1), ("episodes", episodes, 1),
                                  ("seed", seed, 0), ("samples", samples, 0)):  # fmt: skip
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -193,6 +195,7 @@ class HeldOutEvalCallback(TrainerCallback):
         self.history: list[dict[str, float]] = []
         """Every eval of this run: ``step`` and the ``eval_*`` metrics."""
         self._done: set[int] = set()
+        self._said_default = False
 
     @property
     def seconds(self) -> float:
@@ -237,7 +240,9 @@ class HeldOutEvalCallback(TrainerCallback):
         metrics = eval_metrics(greedy, sampled, self.samples)
         metrics["eval_seconds"] = time.perf_counter() - started
         self.history.append({"step": state.global_step, **metrics})
-        self.trainer.log(dict(metrics))
+        # transformers' own log, not GRPOTrainer's: that one would fold the training metrics
+        # gathered since the last log (with logging_steps > 1) into this entry and clear them.
+        Trainer.log(self.trainer, dict(metrics))
         if self.log is not None:
             self.log(_eval_line(state.global_step, metrics, len(greedy), self.samples))
         return metrics
@@ -248,6 +253,15 @@ class HeldOutEvalCallback(TrainerCallback):
         trainer = self.trainer
         tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
         rollout = trainer.rollout_func if isinstance(trainer.rollout_func, EnvRollout) else None
+        rollout = rollout or getattr(trainer.rollout_func, "rollout", None)  # a wrapper of one
+        if not isinstance(rollout, EnvRollout) and not self._said_default:
+            self._said_default = True
+            self.log(
+                "held-out eval: the trainer's rollout_func is not trl-env's, so the eval plays "
+                "with RolloutConfig()'s defaults (system prompt, tokens per turn); give the "
+                "wrapper a `rollout` attribute holding the trl_env rollout to use its settings"
+            )
+            rollout = None
         if rollout is not None:
             processor = rollout.processor_for(
                 tokenizer, getattr(trainer, "chat_template_kwargs", None)
@@ -274,11 +288,14 @@ class HeldOutEvalCallback(TrainerCallback):
             for batch_tasks, temperature in runs:
                 generator = _generator(trainer, temperature)
                 episodes: list[Episode] = []
-                for start in range(0, len(batch_tasks), _BATCH):
-                    episodes += play_episodes(
-                        batch_tasks[start : start + _BATCH], generator, processor, config,
-                        max_completion_length=budget,
-                    )  # fmt: skip
+                # Sampling draws from torch's generator: on a forked copy, seeded by the eval
+                # seed, so that evals neither change training nor depend on when they ran.
+                with _own_random_stream(self.seed):
+                    for start in range(0, len(batch_tasks), _BATCH):
+                        episodes += play_episodes(
+                            batch_tasks[start : start + _BATCH], generator, processor, config,
+                            max_completion_length=budget,
+                        )  # fmt: skip
                 generator.clear_cache()
                 played.append(episodes)
         finally:
@@ -286,23 +303,57 @@ class HeldOutEvalCallback(TrainerCallback):
         return played[0], played[1] if self.samples else []
 
 
+@contextlib.contextmanager
+def _own_random_stream(seed: int) -> Iterator[None]:
+    import torch
+
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        yield
+
+
 def _generator(trainer: Any, temperature: float) -> Any:
-    """The trainer's own generation backend (same model unwrapping), greedy at temperature 0."""
+    """A generator on the trainer's model (unwrapped as TRL does for generation), greedy at
+    temperature 0. Built here rather than with ``TransformersGenerator.from_trainer``: with
+    ``use_vllm`` the trainer has no transformers generation settings to copy."""
     from transformers import GenerationConfig
+    from trl.models import unwrap_model_for_generation
 
     from trl_env.trl.models import TransformersGenerator
 
-    generator = TransformersGenerator.from_trainer(trainer)
-    settings = generator.generation_config.to_dict()
+    @contextlib.contextmanager
+    def unwrapped() -> Iterator[Any]:
+        with (
+            unwrap_model_for_generation(
+                trainer.model_wrapped,
+                trainer.accelerator,
+                gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
+                gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
+            ) as model,
+            trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False),
+        ):
+            yield model
+
+    tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
+    eos = list(trainer.eos_token_ids)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos[0]
+    base = getattr(trainer, "generation_config", None)
+    settings = base.to_dict() if base is not None else {}
+    settings.update(pad_token_id=pad, eos_token_id=eos, disable_compile=True)
     if temperature == 0:
         # Neutral values, not None: a None is filled from the trainer's sampling settings, which
         # transformers then flags as "not valid" for greedy decoding.
         settings.update(do_sample=False, temperature=1.0, top_p=1.0, top_k=50, min_p=None)
     else:
         settings.update(do_sample=True, temperature=temperature)
-    generator.generation_config = GenerationConfig.from_dict(settings)
-    generator.temperature = temperature or 1.0
-    return generator
+    return TransformersGenerator(
+        unwrapped,
+        pad_token_id=pad,
+        eos_token_ids=eos,
+        generation_config=GenerationConfig.from_dict(settings),
+        temperature=temperature or 1.0,
+    )
 
 
 def _eval_line(step: int, metrics: Mapping[str, float], episodes: int, samples: int) -> str:

@@ -75,7 +75,7 @@ def eval_command(config: TrainConfig) -> str:
     """The ``trl-env eval`` command that evaluates a run (it reads the run's own settings)."""
     out = Path(config.output_dir or ".")
     words = ["trl-env", "eval", *config.env_ids, "--policy", str(out), "--episodes", "100"]
-    words += ["--seed", "10000", "--out", str(out / "eval")]
+    words += ["--seed", str(config.eval_seed), "--out", str(out / "eval")]
     return shlex.join(words)
 
 
@@ -86,7 +86,16 @@ def _require(module: str, feature: str, install: str) -> None:
         )
 
 
-_RUN_OUTPUTS = ("final", "interrupted", "warm-start", "base-model", "metrics.csv")
+_RUN_OUTPUTS = (
+    "final",
+    "interrupted",
+    "warm-start",
+    "base-model",
+    "metrics.csv",
+    "learning_curve.png",
+    "rollouts",
+    "runs",
+)
 
 
 def _clear_run(output: Path) -> None:
