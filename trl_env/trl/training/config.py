@@ -66,6 +66,7 @@ SAVE_ROLLOUTS_UP_TO = 100_000
 """Runs that play at most this many episodes save them by default (about 0.5 KB each on
 one-turn envs, a few KB on multi-turn ones)."""
 _EVALS_PER_RUN = 10
+_EVALS_PER_RUN_REAL_MODEL = 5
 
 
 def _has_gpu() -> bool:
@@ -237,7 +238,8 @@ class TrainConfig:
         default=None,
         metadata=_help(
             "Evaluate the policy greedily on held-out seeds every N steps (and before the first "
-            "and after the last step; 0: never); default: every tenth of the run."
+            "and after the last step; 0: never); default: every tenth of the run (tiny model), "
+            "every fifth (a real model)."
         ),
     )
     eval_episodes: int = field(
@@ -395,7 +397,10 @@ class TrainConfig:
         if values["save_steps"] is None:
             values["save_steps"] = max(1, values["max_steps"] // _CHECKPOINTS_PER_RUN)
         if values["eval_every"] is None:
-            values["eval_every"] = max(1, values["max_steps"] // _EVALS_PER_RUN)
+            # A real model's eval episodes cost a greedy generation each, about what an episode
+            # of training costs to sample: fewer evals keep them near 10% of the run.
+            evals = _EVALS_PER_RUN if self.uses_tiny_model else _EVALS_PER_RUN_REAL_MODEL
+            values["eval_every"] = max(1, values["max_steps"] // evals)
         elif values["eval_every"] > values["max_steps"]:
             raise ValueError(
                 f"eval_every {values['eval_every']} is larger than the run ({values['max_steps']} "
