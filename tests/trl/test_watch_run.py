@@ -150,6 +150,24 @@ def test_every_env_metric_reaches_tensorboard(multiturn_run: Any) -> None:
     assert logged == pytest.approx([float(row["env/mean_turns"]) for row in rows[1:]], rel=1e-5)
 
 
+def test_per_env_metrics_of_a_mixed_run_reach_tensorboard(tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out = tmp_path / "mixed"
+    # Per-env training metrics start once the run has seen both envs (3 steps of 4 tasks).
+    settings = {**FAST, "per_device_train_batch_size": 32}
+    train([LARGEST, GUESS], output_dir=str(out), max_steps=3, eval_episodes=4,
+          report_to="tensorboard", progress=False, save_rollouts=False, **settings)  # fmt: skip
+    (events_file,) = glob.glob(str(out / "runs" / "*" / "events.out.tfevents.*"))
+    events = EventAccumulator(events_file)
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    for env_id in (LARGEST, GUESS):
+        for name in ("success_rate", "invalid_action_rate", "mean_turns", "error_rate"):
+            assert f"train/env/{env_id}/{name}" in tags, (env_id, name, sorted(tags))
+        assert f"eval/{env_id}/success_rate" in tags
+
+
 # ---------------------------------------------------------------------------- saved rollouts
 
 
