@@ -59,6 +59,7 @@ SUMMARY_FIGURES = (
     "eval_success_rate",
     "eval_seconds_total",
     "eval_share_of_train_time",
+    "other_processes_cpu_share",
 )
 
 
@@ -68,6 +69,7 @@ def _own_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", type=int, nargs="+", default=None)
     parser.add_argument("--results", default=None)
     parser.add_argument("--copy-plot", default=None)
+    parser.add_argument("--note", default=None)
     parser.add_argument("--record", default=None)  # internal: one seed's record, for --seeds
     return parser
 
@@ -94,6 +96,7 @@ def _train_parser() -> argparse.ArgumentParser:
         metavar="PNG",
         help="also copy the PNG plot here (with --seeds: the first seed's)",
     )
+    parser.add_argument("--note", metavar="TEXT", help="a note for the results file")
     return parser
 
 
@@ -144,9 +147,11 @@ def _run_one(args: argparse.Namespace) -> dict[str, Any]:
         scratch = tempfile.mkdtemp(prefix="trl-env-learning-curve-")
         args.output_dir = scratch
     load_before = os.getloadavg()
+    cpu_before = _cpu_seconds()
     config = config_from_args(args)
     result = train(config.env_ids, config=config)
     load_after = os.getloadavg()
+    cpu_after = _cpu_seconds()
     summary = result.summary(WINDOW)
     ok = (
         summary["last_mean"] >= MIN_RATIO * summary["first_mean"]
@@ -171,10 +176,15 @@ def _run_one(args: argparse.Namespace) -> dict[str, Any]:
             sum(row.get("env/success_rate", 0.0) for row in last_rows) / max(1, len(last_rows)), 6
         ),
         **_eval_figures(result.history, result.train_time_s),
-        "eval_episodes": config.eval_episodes * len(config.env_ids) if config.eval_every else 0,
+        "eval_episodes": (
+            result.config.eval_episodes * len(result.config.env_ids)
+            if result.config.eval_every
+            else 0
+        ),
         "torch_threads": torch.get_num_threads(),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
+        "other_processes_cpu_share": _others_share(cpu_before, cpu_after),
         "bar_met": ok,
         "output_dir": None if scratch else str(result.output_dir),
         "rewards": [round(r, 6) for r in result.rewards()],
@@ -182,6 +192,36 @@ def _run_one(args: argparse.Namespace) -> dict[str, Any]:
     if scratch:
         shutil.rmtree(scratch, ignore_errors=True)
     return record
+
+
+def _cpu_seconds() -> tuple[float, float, float] | None:
+    """CPU seconds busy on the whole machine (``/proc/stat``), used by this process (and its
+    children), and the wall clock: their differences over a run say how much CPU other
+    processes took meanwhile (``None`` where ``/proc/stat`` is missing)."""
+    import resource
+    import time
+
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    jiffies = [int(x) for x in fields]
+    busy = (sum(jiffies[:8]) - jiffies[3] - jiffies[4]) / os.sysconf("SC_CLK_TCK")
+    own = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        own += usage.ru_utime + usage.ru_stime
+    return busy, own, time.perf_counter()
+
+
+def _others_share(before: tuple | None, after: tuple | None) -> float | None:
+    """Share of the machine's CPU time (all its cores) that other processes used during a run:
+    0 on an idle machine, 0.5 if they kept half of the cores busy."""
+    if before is None or after is None:
+        return None
+    busy, own, wall = (a - b for a, b in zip(after, before, strict=True))
+    cores = os.cpu_count() or 1
+    return round(max(0.0, busy - own) / (wall * cores), 3) if wall > 0 else None
 
 
 def _finite(value: float, digits: int) -> float | None:
@@ -248,7 +288,11 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def write_results(
-    path: str, records: list[dict[str, Any]], command: list[str], train_argv: list[str]
+    path: str,
+    records: list[dict[str, Any]],
+    command: list[str],
+    train_argv: list[str],
+    note: str | None = None,
 ) -> None:
     """The results file: the machine, the command, every seed's figures and their summary."""
     versions = _versions()
@@ -273,6 +317,7 @@ def write_results(
         "torch_version": versions["torch"],
         "git_commit": _git_commit(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "note": note,
     }
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
@@ -288,10 +333,18 @@ def _print_table(records: list[dict[str, Any]]) -> None:
             if "eval_success_rate" in r
             else "-"
         )
+        ratio = f"{r['ratio']:5.2f}x" if r["ratio"] is not None else "    -"
         print(
-            f"{r['seed']:>4}  {r[first]:7.3f}  {r[last]:6.3f}  {r['ratio']:5.2f}x  "
+            f"{r['seed']:>4}  {r[first]:7.3f}  {r[last]:6.3f}  {ratio}  "
             f"{r['gain']:+.3f}  {r['wall_time_s']:7.1f}  {ev}"
         )
+
+
+def _is_note(argv: list[str], i: int) -> bool:
+    """Whether ``argv[i]`` is ``--note`` or its value (left out of the recorded command)."""
+    return (
+        argv[i] == "--note" or argv[i].startswith("--note=") or (i > 0 and argv[i - 1] == "--note")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -329,8 +382,9 @@ def main(argv: list[str] | None = None) -> int:
         _print_table(records)
 
     if own.results:
-        command = ["python", "benchmarks/learning_curve.py", *argv]
-        write_results(own.results, records, command, rest)
+        shown = [a for i, a in enumerate(argv) if not _is_note(argv, i)]
+        command = ["python", "benchmarks/learning_curve.py", *shown]
+        write_results(own.results, records, command, rest, own.note)
     if len(records) == 1 and not own.seeds:
         print(json.dumps(_report(records[0])))
     else:

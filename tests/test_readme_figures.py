@@ -1,0 +1,215 @@
+"""The figures of the README and of ``docs/learning.md`` are those of the committed results files.
+
+* The default-run table of ``README.md`` (the table after the ``<!-- figures: FILE -->`` marker)
+  gives, for each figure, the min-max over the seeds of ``FILE``
+  (``benchmarks/results/learning_curve/default_run.json``, written by
+  ``python benchmarks/learning_curve.py --seeds 0 1 2 --results FILE``), rounded as printed.
+* The per-seed table of ``docs/learning.md`` gives each seed's figures from the same file.
+* The results file is consistent with itself: each seed's first- and last-10 means are those of
+  its per-step rewards, and the summary is the min, max and mean of the seeds' figures.
+* The real-model figures of the README are those of their ``result.json`` files.
+* Every ``benchmarks/results/...`` path that the README or ``docs/learning.md`` cites exists.
+
+No training runs here: it reads files only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trl_env.summary import wilson_interval
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+LEARNING = ROOT / "docs" / "learning.md"
+DEFAULT_RUN = "benchmarks/results/learning_curve/default_run.json"
+MARKER = re.compile(r"<!--\s*figures:\s*(?P<path>\S+)\s*-->")
+DASH = "\u2013"  # en dash between the min and the max of a range
+
+# Column header of the README's table -> (key in the results file, format of one value).
+README_COLUMNS = {
+    "first 10 steps": ("first10_mean_reward", "{:.3f}"),
+    "last 10 steps": ("last10_mean_reward", "{:.3f}"),
+    "ratio": ("ratio", "{:.2f}x"),
+    "gain": ("gain", "{:+.3f}"),
+    "held-out success, step 400": ("eval_success_rate", "{:.3f}"),
+    "wall time": ("wall_time_s", "{:.0f} s"),
+}
+# Column header of docs/learning.md's per-seed table -> how a seed's record prints there.
+LEARNING_COLUMNS = {
+    "seed": lambda r: str(r["seed"]),
+    "first 10": lambda r: f"{r['first10_mean_reward']:.3f}",
+    "last 10": lambda r: f"{r['last10_mean_reward']:.3f}",
+    "ratio": lambda r: f"{r['ratio']:.2f}",
+    "gain": lambda r: f"{r['gain']:+.3f}",
+    "held-out success, step 400 [95% ci]": lambda r: (
+        f"{r['eval_success_rate']:.3f} [{r['eval_success_ci'][0]:.3f}, "
+        f"{r['eval_success_ci'][1]:.3f}]"
+    ),
+    "wall time": lambda r: f"{r['wall_time_s']:.0f} s",
+    "held-out evals": lambda r: f"{r['eval_seconds_total']:.1f} s",
+}
+
+
+def load(path: str) -> dict[str, Any]:
+    return json.loads((ROOT / path).read_text("utf-8"))
+
+
+def cells(line: str) -> list[str]:
+    """The cells of a Markdown table row, stripped (and without ``**`` emphasis)."""
+    return [c.strip().replace("**", "") for c in line.strip().strip("|").split("|")]
+
+
+def table_after_marker(path: Path) -> tuple[str, list[str], list[list[str]]]:
+    """The results file named by the ``<!-- figures: FILE -->`` marker of ``path`` and the
+    table that follows it (its header and its rows)."""
+    lines = path.read_text("utf-8").splitlines()
+    found = [(i, m["path"]) for i, line in enumerate(lines) if (m := MARKER.search(line))]
+    assert len(found) == 1, f"{path.name}: expected one <!-- figures: FILE --> marker"
+    start, results = found[0]
+    table = []
+    for line in lines[start + 1 :]:
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            break
+    assert len(table) >= 3, f"{path.name}: no table after the figures marker"
+    header, rows = cells(table[0]), [cells(line) for line in table[2:]]
+    return results, header, rows
+
+
+def range_cell(values: list[float], fmt: str) -> str:
+    low, high = fmt.format(min(values)), fmt.format(max(values))
+    if fmt.endswith(" s") or fmt.endswith("x"):  # the unit once, after the range
+        unit = fmt[fmt.index("}") + 1 :]
+        return f"{low.removesuffix(unit)}{DASH}{high}" if low != high else high
+    return f"{low}{DASH}{high}" if low != high else high
+
+
+@pytest.fixture(scope="module")
+def default_run() -> dict[str, Any]:
+    return load(DEFAULT_RUN)
+
+
+def test_results_file_is_consistent(default_run: dict[str, Any]) -> None:
+    records = default_run["per_seed"]
+    assert len(records) >= 3, "the figures are stated over at least 3 seeds"
+    assert [r["seed"] for r in records] == default_run["seeds"]
+    assert len(set(default_run["seeds"])) == len(records)
+    for r in records:
+        rewards = r["rewards"]
+        assert len(rewards) == r["steps"]
+        assert r["first10_mean_reward"] == pytest.approx(sum(rewards[:10]) / 10, abs=1e-5)
+        assert r["last10_mean_reward"] == pytest.approx(sum(rewards[-10:]) / 10, abs=1e-5)
+        gain = r["last10_mean_reward"] - r["first10_mean_reward"]
+        assert r["gain"] == pytest.approx(gain, abs=1e-5)
+        ratio = r["last10_mean_reward"] / r["first10_mean_reward"]
+        assert r["ratio"] == pytest.approx(ratio, abs=1e-3)
+        assert r["eval_success_rate"] == r["evals"][-1]["success_rate"]
+        assert r["eval_seconds_total"] == pytest.approx(
+            sum(e["seconds"] for e in r["evals"]), abs=0.1
+        )
+    for name, stats in default_run["summary"].items():
+        values = [r[name] for r in records]
+        assert stats["min"] == min(values) and stats["max"] == max(values), name
+        assert stats["mean"] == pytest.approx(sum(values) / len(values), abs=1e-5), name
+    for key in ("command", "trl_env_version", "torch_version", "date"):
+        assert default_run[key], key
+    assert default_run["machine"]["cpu_model"] and default_run["machine"]["torch_threads"]
+
+
+def test_readme_default_run_table_matches_results(default_run: dict[str, Any]) -> None:
+    results, header, rows = table_after_marker(README)
+    assert results == DEFAULT_RUN
+    assert len(rows) == 1, "one short table: one row"
+    seeds = ", ".join(str(s) for s in default_run["seeds"])
+    assert f"seeds {seeds}" in header[0], f"the table names the seeds ({seeds})"
+    columns = {name.lower(): i for i, name in enumerate(header)}
+    assert set(README_COLUMNS) <= set(columns), f"columns: {header}"
+    assert {r["eval_step"] for r in default_run["per_seed"]} == {400}, "held-out success, step 400"
+    for name, (key, fmt) in README_COLUMNS.items():
+        expected = range_cell([r[key] for r in default_run["per_seed"]], fmt)
+        assert rows[0][columns[name]] == expected, f"README column {name!r}"
+    text = README.read_text("utf-8")
+    assert f"`{DEFAULT_RUN}`" in text, "the README says which file the figures come from"
+    assert default_run["command"] in text, "the README gives the command that reproduces them"
+
+
+def test_learning_doc_per_seed_table_matches_results(default_run: dict[str, Any]) -> None:
+    results, header, rows = table_after_marker(LEARNING)
+    assert results == DEFAULT_RUN
+    columns = {name.lower(): i for i, name in enumerate(header)}
+    assert set(LEARNING_COLUMNS) <= set(columns), f"columns: {header}"
+    by_seed = {str(r["seed"]): r for r in default_run["per_seed"]}
+    seeds = [row[columns["seed"]] for row in rows]
+    assert seeds == list(by_seed), "docs/learning.md lists every seed of the results file"
+    for row in rows:
+        seed = row[columns["seed"]]
+        for name, show in LEARNING_COLUMNS.items():
+            assert row[columns[name]] == show(by_seed[seed]), f"seed {seed}, column {name!r}"
+    text = " ".join(LEARNING.read_text("utf-8").split())
+    assert default_run["command"] in text
+    # The warm-started model, from the same runs: held-out success at step 0, first step's reward.
+    step0 = [r["evals"][0]["success_rate"] for r in default_run["per_seed"]]
+    assert all(r["evals"][0]["step"] == 0 for r in default_run["per_seed"])
+    assert f"greedy held-out success at step 0 is {range_cell(step0, '{:.3f}')}" in text
+    assert f"the warm-started model scores {range_cell(step0, '{:.3f}')} at step 0" in text
+    first = [r["rewards"][0] for r in default_run["per_seed"]]
+    assert f"first GRPO step (sampled) is {range_cell(first, '{:.3f}')}" in text
+
+
+def test_readme_real_model_figures_match_results() -> None:
+    text = " ".join(README.read_text("utf-8").split())
+    one_turn = load("benchmarks/results/real_model_learning/TextLargestNumber-v0/result.json")
+    before, after = one_turn["before"], one_turn["after"]
+
+    def fraction(block: dict[str, Any]) -> str:
+        return f"{round(block['success_rate'] * block['episodes'])}/{block['episodes']}"
+
+    def ci(block: dict[str, Any]) -> str:
+        """The interval as printed: recomputed from the counts (the file keeps 4 decimals)."""
+        wins = round(block["success_rate"] * block["episodes"])
+        low, high = wilson_interval(wins, block["episodes"])
+        assert block["success_ci"] == pytest.approx([low, high], abs=1e-4)
+        return f"[{low:.3f}, {high:.3f}]"
+
+    expected = (
+        f"from {fraction(before)} (95% CI {ci(before)}) to {fraction(after)} (CI {ci(after)}) "
+        f"in {one_turn['steps']} steps ({one_turn['train_s'] / 60:.0f} minutes"
+    )
+    assert expected in text
+    multi = load("benchmarks/results/learning_multiturn/result.json")
+    start, end = multi["warm_start"], multi["after"]
+    assert f"({start['mean_return']:.3f} → {end['mean_return']:.3f}" in text
+    assert f"({fraction(start)} → {fraction(end)};" in text
+    # Greedy invalid-reply rates over 4 turns before / after the format warm start.
+    table = (ROOT / "benchmarks/results/real_model_envs/warmstart_table.md").read_text("utf-8")
+    invalid = []  # (before, after) per env, in %
+    for line in table.splitlines():
+        if line.startswith("| Text"):
+            row = cells(line)
+            invalid.append(tuple(int(row[i].split(" / ")[1].rstrip("%")) for i in (2, 3)))
+    n = len(invalid)
+    over_before = sum(before > 50 for before, _ in invalid)
+    under_after = sum(after < 50 for _, after in invalid)
+    under_20 = sum(after < 20 for _, after in invalid)
+    assert (
+        f"from over 50% on {over_before} of the {n} native envs to under 50% on {under_after} of "
+        f"{n} (under 20% on {under_20};" in text
+    )
+    kv = (ROOT / "benchmarks/results/rollout_overhead_smollm2.txt").read_text("utf-8")
+    speedup = re.search(r"generation total: .* (\d+\.\d+)x faster", kv)
+    assert speedup and f"{speedup[1]}x faster over 6 Wordle turns" in text
+
+
+def test_cited_results_paths_exist() -> None:
+    for page in (README, LEARNING):
+        cited = re.findall(r"benchmarks/results/[\w./-]*\w", page.read_text("utf-8"))
+        assert cited, f"{page.name} cites no results file"
+        missing = [path for path in cited if not (ROOT / path).exists()]
+        assert not missing, f"{page.name} cites missing results: {missing}"
