@@ -35,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -68,7 +69,7 @@ def _played_actions(transcript: Sequence[Mapping[str, Any]]) -> list[str]:
     """The actions the env stepped: agent entries followed by an env entry (a reply cut by the
     episode's token budget is recorded but was never played)."""
     actions = []
-    for entry, following in zip(transcript, transcript[1:], strict=False):
+    for entry, following in itertools.pairwise(transcript):
         if entry["role"] == "agent" and following["role"] == "env" and "reward" in following:
             actions.append(str(entry.get("action", "")))
     return actions
