@@ -9,7 +9,7 @@ whatever the policy, so results are comparable across policies):
 * ``"oracle"``: the env's own solver, ``env.unwrapped.oracle_action()``
   (:class:`trl_env.policies.OraclePolicy`).
 * a model (a local directory or a Hugging Face Hub id): episodes are played in batches by the
-  rollout of the TRL bridge (:func:`trl_env.trl.model_policy.play_model`), the exact code that
+  rollout of the TRL bridge (:func:`trl_env.trl.model_play.play_model`), the exact code that
   plays training episodes. Needs ``pip install "trl-env[trl]"``, imported only then.
 
 Every policy plays through the one play loop, :func:`trl_env.play.run_episodes`, and every
@@ -35,7 +35,6 @@ import numbers
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -44,6 +43,7 @@ import numpy as np
 # _load stays importable from here for `trl-env list` (private, not in __all__).
 from trl_env._checks import _load, check_env_id, make_text_env  # noqa: F401
 from trl_env._eval_report import EvalReport, format_table, write_outputs
+from trl_env._model_options import ModelOptions
 from trl_env._progress import _Progress
 from trl_env.episode import Episode, Task
 from trl_env.error import Error, MissingExtraError, NoOracleError, UsageError  # noqa: F401
@@ -109,24 +109,6 @@ def find_oracle(env_id: str) -> Callable[[gym.Env[str, str]], str] | None:
         return oracle_action if has_oracle(env) else None
     finally:
         env.close()
-
-
-@dataclass
-class ModelOptions:
-    """How a model policy generates (``trl-env eval --policy <model>``)."""
-
-    max_new_tokens: int = 256
-    """Tokens one model turn may sample."""
-    max_completion_length: int = 4096
-    """Tokens of a whole episode after the prompt (model and environment turns)."""
-    temperature: float | None = None
-    """Sampling temperature; 0 is greedy; ``None`` keeps the model's generation config."""
-    batch_size: int = 16
-    """Episodes played together (one batched generation call per turn)."""
-    system_prompt: str | None = None
-    """System message of every episode; ``None`` for the rollout's default."""
-    use_vllm: bool = False
-    """Generate with vLLM (needs a CUDA GPU and ``pip install vllm``)."""
 
 
 _POLICY_NAMES = ("random", "oracle")
@@ -235,7 +217,7 @@ def _play_model(
     """Episodes of a model policy (the TRL rollout), its ``samples`` sampled episodes per seed
     (one list per sample) and the seconds they took (loading aside)."""
     _import_bridge()
-    from trl_env.trl.model_policy import load_model_policy, play_model, sampling_generator
+    from trl_env.trl.model_play import load_model_policy, play_model, sampling_generator
 
     model = load_model_policy(name, options)
     bar = _Progress(len(env_ids) * len(seeds) * (1 + samples), progress, "episodes")

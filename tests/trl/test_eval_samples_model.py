@@ -11,11 +11,11 @@ import pytest
 
 pytest.importorskip("trl")
 
-import trl_env.trl.model_policy as model_policy
+import trl_env.trl.model_play as model_policy
 from trl_env.cli import main
 from trl_env.error import Error, UsageError
 from trl_env.eval import ModelOptions, evaluate
-from trl_env.trl.model_policy import load_model_policy, sampling_generator
+from trl_env.trl.model_play import load_model_policy, sampling_generator
 from trl_env.trl.models import TransformersGenerator
 
 ENVS = ["TextLargestNumber-v0", "TextGuessNumber-v0"]
