@@ -190,3 +190,30 @@ def test_public_names() -> None:
     assert {"load_model_and_tokenizer", "load_tokenizer", "resolve_model_path"} <= set(
         models.__all__
     )
+
+
+def test_a_converted_gguf_cache_is_readable_by_other_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The conversion is staged in a private temporary folder; the cache it becomes is not."""
+    import os
+
+    pytest.importorskip("gguf")
+    from trl_env.trl.models import _gguf
+
+    def fake_conversion(file: Path, out: Path) -> None:
+        (out / "sub").mkdir()
+        (out / "config.json").write_text("{}")
+
+    monkeypatch.setenv("TRL_ENV_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(_gguf, "_write_model_dir", fake_conversion)
+    model_file = tmp_path / "model.gguf"
+    model_file.write_bytes(b"GGUF not really")
+    old_umask = os.umask(0o022)
+    try:
+        target = _gguf.convert_gguf(model_file)
+    finally:
+        os.umask(old_umask)
+    assert (target / "config.json").is_file()
+    assert target.stat().st_mode & 0o777 == 0o755
+    assert (target / "sub").stat().st_mode & 0o777 == 0o755

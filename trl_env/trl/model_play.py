@@ -7,6 +7,7 @@ play episodes with it through the training rollout (:func:`trl_env.trl.rollout.p
 from __future__ import annotations
 
 import copy
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -25,7 +26,8 @@ def _load_model(name: str, options: ModelOptions) -> tuple[Any, Any]:
     from trl_env.trl.models import load_model_and_tokenizer
 
     try:
-        return load_model_and_tokenizer(name)
+        # A .gguf file is converted once (seconds to a minute): say so, as `train` does.
+        return load_model_and_tokenizer(name, log=lambda line: print(line, file=sys.stderr))
     except (OSError, ValueError) as error:
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         raise Error(f"could not load model {name!r}: {lines[0] if lines else error!r}") from error

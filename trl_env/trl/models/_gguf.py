@@ -72,6 +72,12 @@ def convert_gguf(path: str | os.PathLike[str], *, log: Callable[[str], None] | N
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
         _write_model_dir(file, staging)
+        # mkdtemp makes the folder private (0700): give it the usual permissions, so that a cache
+        # shared through TRL_ENV_CACHE is readable by the other users.
+        umask = os.umask(0)
+        os.umask(umask)
+        for folder in (staging, *(p for p in staging.rglob("*") if p.is_dir())):
+            folder.chmod(0o777 & ~umask)
         try:
             staging.rename(target)
         except OSError:  # another process finished first: use its copy
