@@ -99,6 +99,8 @@ def wordle_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("wordle-server")
     args = [*serve, "--port", "{port}", "--max-sessions", "64"]
     with subprocess_server(args, cwd=folder, log=folder / "server.log") as url:
+        # The command says where it serves (uvicorn is silent at its default log level).
+        assert "serving TextWordle-v0 over OpenEnv at http://" in (folder / "server.log").read_text()
         yield url
 
 
@@ -234,7 +236,9 @@ def test_an_env_from_openenv_cores_own_template(tmp_path: Path) -> None:
 
 def test_serve_errors_are_clear(capsys) -> None:
     assert main(["serve", "TextWordel-v0", "--port", str(free_port())]) == 2
-    assert "Did you mean: `TextWordle`" in capsys.readouterr().err  # gymnasium's hint
+    err = capsys.readouterr().err
+    assert "Did you mean: `TextWordle`" in err  # gymnasium's hint
+    assert err.startswith("trl-env serve: error: ") and "(see `trl-env list`)" in err
     with pytest.raises(NotATextEnvError, match="only text envs can be served"):
         make_app("CartPole-v1")
     with pytest.raises(SystemExit):

@@ -43,8 +43,12 @@ def _positive_int(text: str) -> int:
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``serve`` to ``parser`` (for ``trl-env serve`` as well)."""
     parser.add_argument("env_id", help="A registered text env ID, for example TextWordle-v0.")
-    parser.add_argument("--host", default="127.0.0.1", help="Interface (0.0.0.0: all).")
-    parser.add_argument("--port", type=_positive_int, default=8000, help="TCP port.")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="Interface (0.0.0.0: all) (default: 127.0.0.1)."
+    )
+    parser.add_argument(
+        "--port", type=_positive_int, default=8000, help="TCP port (default: 8000)."
+    )
     parser.add_argument(
         "--env-kwargs", type=_json_object, default={}, help="gym.make kwargs as a JSON object."
     )
@@ -52,9 +56,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-sessions",
         type=_positive_int,
         default=256,
-        help="Concurrent sessions (episodes) at most.",
+        help="Concurrent sessions (episodes) at most (default: 256).",
     )
-    parser.add_argument("--log-level", default="warning", help="uvicorn's log level.")
+    parser.add_argument(
+        "--log-level", default="warning", help="uvicorn's log level (default: warning)."
+    )
     export = parser.add_argument_group(
         "export (instead of serving here)",
         "Write ENV_ID as a standalone OpenEnv environment directory\n(openenv validate, "
@@ -92,7 +98,7 @@ def run_export(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
         )
     except Error as error:
-        print(f"error: cannot export {args.env_id}: {error}", file=sys.stderr)
+        print(f"trl-env serve: error: cannot export {args.env_id}: {error}", file=sys.stderr)
         return 2
     from trl_env.openenv.export import package_name
 
@@ -127,7 +133,8 @@ def run_serve(args: argparse.Namespace) -> int:
             log_level=args.log_level,
         )
     except (gym.error.Error, Error, TypeError) as error:
-        print(f"error: cannot serve {args.env_id}: {error}", file=sys.stderr)
+        hint = " (see `trl-env list`)" if isinstance(error, gym.error.Error) else ""
+        print(f"trl-env serve: error: cannot serve {args.env_id}: {error}{hint}", file=sys.stderr)
         return 2
     return 0
 

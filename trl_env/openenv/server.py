@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from typing import Any
 from uuid import uuid4
 
@@ -163,4 +164,11 @@ def serve(
     import uvicorn
 
     app = make_app(env_id, env_kwargs=env_kwargs, max_sessions=max_sessions)
+    # uvicorn says nothing at the default log level: say where the env is before it starts.
+    print(
+        f"serving {env_id} over OpenEnv at http://{host}:{port} (up to {max_sessions} sessions; "
+        f'play it with gym.make("OpenEnv-v0", base_url="http://{host}:{port}"); Ctrl-C stops)',
+        file=sys.stderr,
+        flush=True,
+    )
     uvicorn.run(app, host=host, port=port, log_level=log_level)
