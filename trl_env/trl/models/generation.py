@@ -89,6 +89,31 @@ class _SampledLogprobs(LogitsProcessor):
             self._previous = None
 
 
+def trainer_model_for_generation(
+    trainer: Any, generation_kwargs: dict[str, Any] | None = None
+) -> Callable[[], contextlib.AbstractContextManager[Any]]:
+    """A context manager factory yielding the trainer's model ready to generate, unwrapped as TRL
+    unwraps it (DDP/FSDP/DeepSpeed, gradient checkpointing off; ``generation_kwargs`` set on the
+    model's generation config while inside)."""
+    from trl.models import unwrap_model_for_generation
+
+    @contextlib.contextmanager
+    def unwrapped() -> Iterator[Any]:
+        with (
+            unwrap_model_for_generation(
+                trainer.model_wrapped,
+                trainer.accelerator,
+                gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
+                generation_kwargs=generation_kwargs,
+                gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
+            ) as model,
+            trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False),
+        ):
+            yield model
+
+    return unwrapped
+
+
 class TransformersGenerator:
     """Batched turn generation with ``transformers``' ``generate``.
 
@@ -130,22 +155,7 @@ class TransformersGenerator:
     @classmethod
     def from_trainer(cls, trainer: Any) -> TransformersGenerator:
         """The generator ``GRPOTrainer`` itself would use (same model unwrapping and sampling)."""
-        from trl.models import unwrap_model_for_generation
-
-        @contextlib.contextmanager
-        def unwrapped() -> Iterator[Any]:
-            with (
-                unwrap_model_for_generation(
-                    trainer.model_wrapped,
-                    trainer.accelerator,
-                    gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
-                    generation_kwargs=trainer.generation_kwargs,
-                    gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
-                ) as model,
-                trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False),
-            ):
-                yield model
-
+        unwrapped = trainer_model_for_generation(trainer, trainer.generation_kwargs)
         tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
         return cls(
             unwrapped,

@@ -318,23 +318,10 @@ def _generator(trainer: Any, temperature: float) -> Any:
     temperature 0. Built here rather than with ``TransformersGenerator.from_trainer``: with
     ``use_vllm`` the trainer has no transformers generation settings to copy."""
     from transformers import GenerationConfig
-    from trl.models import unwrap_model_for_generation
 
-    from trl_env.trl.models import TransformersGenerator
+    from trl_env.trl.models.generation import TransformersGenerator, trainer_model_for_generation
 
-    @contextlib.contextmanager
-    def unwrapped() -> Iterator[Any]:
-        with (
-            unwrap_model_for_generation(
-                trainer.model_wrapped,
-                trainer.accelerator,
-                gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
-                gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
-            ) as model,
-            trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False),
-        ):
-            yield model
-
+    unwrapped = trainer_model_for_generation(trainer)  # no trainer sampling settings applied
     tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
     eos = list(trainer.eos_token_ids)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos[0]
