@@ -15,8 +15,16 @@ What travels: the action as ``{action_key: action}`` (default ``"message"``, as 
 openenv-core's echo template and TextArena expect); the observation string is
 ``observation[observation_key]`` (default ``"text"``) or, for servers without that field, the
 observation as JSON; characters outside the text space (control characters) arrive as
-U+FFFD. ``reward`` ``None`` counts as 0; ``done`` is ``terminated`` unless the
-observation says ``truncated``; ``info`` holds the server's ``info`` dict and any other field.
+U+FFFD. ``reward`` ``None`` counts as 0; ``terminated`` and ``truncated`` are the served env's
+own flags (a trl-env server sends both), and for a server that sends only OpenEnv's ``done``,
+``done`` is ``terminated`` unless the observation says ``truncated``; ``info`` holds the server's
+``info`` dict and any other field.
+
+This env applies no time limit and no other wrapper of the served env: those are the server's
+(``gym.make`` there applies the served ID's spec, so a step answers exactly what the local
+``gym.make(env_id)`` answers). Set a limit on the server (``--env-kwargs
+'{"max_episode_steps": 4}'``), not with ``gym.make("OpenEnv-v0", max_episode_steps=...)``, which
+would add a second ``TimeLimit`` on this side.
 
 Example:
     >>> import gymnasium as gym
@@ -201,10 +209,9 @@ class OpenEnvTextEnv(gym.Env[str, str]):
         if not self.observation_space.contains(text):  # keep the gym contract whatever the server
             text = "".join(c if c.isprintable() or c in "\n\t\r" else "\ufffd" for c in text)
             text = text[: self.observation_space.max_length]
+        terminated, truncated = _episode_end(fields, bool(result.done))
         info = fields.pop("info", None)
         info = {**fields, **info} if isinstance(info, dict) else fields
-        truncated = bool(info.pop("truncated", False)) and bool(result.done)
-        terminated = bool(result.done) and not truncated
         reward = float(result.reward) if result.reward is not None else 0.0
         return text, reward, terminated, truncated, info
 
@@ -215,6 +222,21 @@ class OpenEnvTextEnv(gym.Env[str, str]):
             # The server may already be gone; the session is over either way.
             with contextlib.suppress(Exception):
                 session.close()
+
+
+def _episode_end(fields: dict[str, Any], done: bool) -> tuple[bool, bool]:
+    """``(terminated, truncated)`` of an observation's fields (the flags are taken out of them).
+
+    A trl-env server sends gymnasium's two flags as they are (both true for a win on the
+    time-limit step); a server that sends only OpenEnv's ``done`` (and maybe ``truncated``) ended
+    the episode by its own rules unless it says ``truncated``.
+    """
+    if "terminated" in fields:
+        return bool(fields.pop("terminated")), bool(fields.pop("truncated", False))
+    if "truncated" not in fields and isinstance(fields.get("info"), dict):
+        fields = fields["info"]  # a server that puts the flag in its info dict
+    truncated = bool(fields.pop("truncated", False)) and done
+    return done and not truncated, truncated
 
 
 def _raised_by_env(error: Exception) -> bool:

@@ -8,8 +8,9 @@ Example:
     >>> from trl_env.openenv.models import TextAction, TextObservation
     >>> TextAction(message="[crane]").message
     '[crane]'
-    >>> TextObservation(text="G Y X X X", reward=0.0, done=False).truncated
-    False
+    >>> observation = TextObservation(text="G Y X X X", reward=0.0, done=False)
+    >>> observation.terminated, observation.truncated
+    (False, False)
 """
 
 from __future__ import annotations
@@ -35,11 +36,21 @@ class TextAction(Action):
 
 
 class TextObservation(Observation):
-    """The env's message after a ``reset`` or ``step`` (``done`` is ``terminated or truncated``)."""
+    """The env's message after a ``reset`` or ``step``.
+
+    ``terminated`` and ``truncated`` are gymnasium's own two flags, exactly as the served env
+    returned them (both can be true: a win on the time-limit step), and ``done`` is
+    ``terminated or truncated`` for clients that read only OpenEnv's ``done``.
+    """
 
     text: str = Field(default="", description="The observation string of the gymnasium env.")
+    terminated: bool = Field(
+        default=False, description="The env ended the episode (gymnasium's terminated)."
+    )
     truncated: bool = Field(
-        default=False, description="The episode ended by a time limit (done is also true)."
+        default=False,
+        description="A time limit ended the episode (gymnasium's truncated; may come with "
+        "terminated).",
     )
     info: dict[str, Any] = Field(
         default_factory=dict, description="The gymnasium info dict (JSON-safe values)."

@@ -6,6 +6,13 @@ openenv-core runs each session's calls on its own thread. The HTTP endpoints (``
 ``/step``, ``/state``, ``/schema``, ``/health``) are openenv-core's as well, so TRL's OpenEnv
 integration, ``openenv`` clients and ``gym.make("OpenEnv-v0", base_url=...)`` all work.
 
+The served env is exactly what a local ``gym.make(env_id, **env_kwargs)`` returns, wrappers
+included (the spec's ``TimeLimit``, order enforcing, the env checker), and every step answers
+gymnasium's own ``terminated`` and ``truncated`` flags (a win on the time-limit step has both).
+The wrappers live on this side, not the client's: only the server knows the served ID's spec and
+kwargs, and every OpenEnv client (TRL's integration, ``TextEnvClient``, a plain WebSocket) then
+sees the same episode ends; ``OpenEnv-v0`` adds no time limit of its own.
+
 Example:
     >>> from trl_env.openenv.server import make_app
     >>> app = make_app("TextWordle-v0", max_sessions=4)
@@ -91,7 +98,8 @@ class GymTextEnvironment(Environment[TextAction, TextObservation, State]):
             text=observation,
             reward=float(reward),
             done=bool(terminated or truncated),
-            truncated=bool(truncated and not terminated),
+            terminated=bool(terminated),
+            truncated=bool(truncated),
             info=_jsonable(info),
         )
 
