@@ -11,6 +11,7 @@ every scan over a reply is done by C-level string methods that stop as early as 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from trl_env.error import EpisodeOverError
@@ -28,6 +29,7 @@ from trl_env.parsing import (
 
 __all__ = [
     "BARE_STRIP",
+    "MAX_DIGITS",
     "MAX_ECHO",
     "MAX_REPLY_ECHO",
     "USED_UP_A_TURN",
@@ -40,6 +42,7 @@ __all__ = [
     "last_bracketed",
     "quote",
     "read_reply",
+    "read_whole_number",
     "reset_needed",
 ]
 
@@ -48,6 +51,33 @@ MAX_REPLY_ECHO = 60
 
 USED_UP_A_TURN = "That used up a turn."
 """What an invalid action cost, as most games say it (see :func:`invalid_feedback`)."""
+
+MAX_DIGITS = 18
+"""Digits of the longest whole number a game reads: longer ones are out of any range a game
+accepts (and ``int()`` of a huge string is slow)."""
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def read_whole_number(candidate: str) -> tuple[int | None, str | None]:
+    """The whole number a move's text states, or what is wrong with it.
+
+    Args:
+        candidate: The move as read from a reply (see :func:`read_reply`).
+
+    Returns:
+        ``(number, None)``, or ``(None, problem)``: not a whole number in ASCII digits, or
+        more than :data:`MAX_DIGITS` digits long.
+
+    Example:
+        >>> read_whole_number("-7"), read_whole_number("4.5")
+        ((-7, None), (None, "'4.5' is not a whole number"))
+    """
+    if not (candidate.isascii() and _INTEGER.fullmatch(candidate)):
+        return None, f"{quote(candidate)} is not a whole number"
+    if len(candidate.lstrip("+-").lstrip("0")) > MAX_DIGITS:
+        return None, f"{quote(candidate)} is far too large"
+    return int(candidate), None
 
 
 def count_noun(n: int, singular: str, plural: str | None = None) -> str:

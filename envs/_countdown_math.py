@@ -12,7 +12,8 @@ from collections import Counter
 from fractions import Fraction
 
 import numpy as np
-from trl_env.envs._common import quote
+
+from ._common import quote
 
 __all__ = [
     "LARGE_NUMBERS",

@@ -7,39 +7,47 @@ every game shares. It also gives every game the two policies other code plays it
 (``oracle_action()`` and ``random_action(rng)``), from the game's own ``oracle_move`` and
 ``random_move`` hooks. Minigrid's ``MiniGridEnv`` is the model.
 
-The hooks, in the order a step uses them:
+The contract, in the order a step uses the hooks. Required hooks are abstract methods, so a type
+checker flags a game that misses one and making it raises ``TypeError`` naming the hook:
 
-* :meth:`TextGame.new_game` (``reset``): draw the game with ``self.np_random`` (or take it from
-  ``options``) and return the first observation (the rules) and info.
-* :meth:`TextGame.parse_move`: read one move out of the reply, legal in the current state, or
-  say what is wrong with it. When it rejects the whole reply, :meth:`TextGame.read_move` also
-  reads each piece of it (:meth:`TextGame.move_candidates`, by default its words) on its own and
-  takes the move if exactly one distinct legal move is stated: "I guess crane", "The largest
-  number is 7.", a move in a code fence.
+* :meth:`TextGame.new_game` (required, ``reset``): draw the game with ``self.np_random`` (or take
+  it from ``options``) and return the first observation (the rules) and info.
+* :meth:`TextGame.parse_move` (required): read one move out of the reply, legal in the current
+  state, or say what is wrong with it. When it rejects the whole reply,
+  :meth:`TextGame.read_move` also reads each piece of it (:meth:`TextGame.move_candidates`, by
+  default its words) on its own and takes the move if exactly one distinct legal move is stated:
+  "I guess crane", "The largest number is 7.", a move in a code fence.
 * :meth:`TextGame.invalid_feedback`: what to say to an invalid reply (a default is given).
-* :meth:`TextGame.play_move`: apply a legal move; return the message, reward and info.
-* :meth:`TextGame.is_over`: whether the game has ended by its own rules (won or lost).
+* :meth:`TextGame.play_move` (required): apply a legal move; return the message, reward and info.
+* :meth:`TextGame.is_over` (required): whether the game has ended by its own rules (won or lost).
 * :meth:`TextGame.end_of_step`: the end of the step's message (turns left, the result).
-* :meth:`TextGame.draw`: the state as text for ``render``.
-* :meth:`TextGame.oracle_move`, :meth:`TextGame.random_move`: the game's own policies.
+* :meth:`TextGame.draw` (required): the state as text for ``render``.
+* :meth:`TextGame.oracle_move`, :meth:`TextGame.random_move` (optional): the game's own policies.
+  Whether a game has them is known from its class, without making it:
+  :meth:`TextGame.has_oracle` and :meth:`TextGame.has_random_action`.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 import gymnasium as gym
 import numpy as np
-from trl_env.envs._common import (
+
+from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
+
+# Relative imports inside the catalogue: it installs as trl_env.envs from the top-level envs/
+# folder, a mapping a type checker cannot follow, so `mypy envs/...` checks the games against
+# this contract only when they import each other relatively.
+from ._common import (
     BARE_STRIP,
     GameNotRunningError,
     check_render_mode,
     invalid_feedback,
     reset_needed,
 )
-
-from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
 
 __all__ = ["MAX_CANDIDATES", "GameNotRunningError", "Move", "TextGame"]
 
@@ -52,13 +60,15 @@ MAX_CANDIDATES = 40
 """Pieces of a reply read one by one at most: a longer reply is prose, not a stated move."""
 
 
-class TextGame(gym.Env[str, str], Generic[Move]):
+class TextGame(gym.Env[str, str], Generic[Move], ABC):
     """A turn-based text game: the agent replies with text, the game answers with text.
 
     Subclasses set :attr:`game_name` (``"TextWordle"``) and :attr:`move_kind` (``"guess"``), call
     ``super().__init__(render_mode, invalid_action_penalty=...)`` and fill the hooks listed in the
-    module docstring. Every reply is read, never raised on: a reply that is not a legal move gets
-    in-band feedback (``info["invalid_action"] = True`` and ``info["error"]``) and
+    module docstring: the abstract ones (:meth:`new_game`, :meth:`parse_move`, :meth:`play_move`,
+    :meth:`is_over`, :meth:`draw`) always, :meth:`oracle_move` and :meth:`random_move` when the
+    game has those policies. Every reply is read, never raised on: a reply that is not a legal
+    move gets in-band feedback (``info["invalid_action"] = True`` and ``info["error"]``) and
     ``-invalid_action_penalty``.
 
     Info keys set by this class on every step: ``invalid_action`` (bool) and, for an invalid
@@ -76,7 +86,8 @@ class TextGame(gym.Env[str, str], Generic[Move]):
         (True, '[50]')
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    # Not a ClassVar: gymnasium's Env declares ``metadata`` as an attribute of the instance.
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
     game_name: ClassVar[str] = "TextGame"
     """The name errors and messages use, like ``"TextWordle"``."""
     move_kind: ClassVar[str] = "move"
@@ -181,6 +192,42 @@ class TextGame(gym.Env[str, str], Generic[Move]):
         self._check_running("random_action()")
         return self.random_move(rng)
 
+    @classmethod
+    def has_oracle(cls) -> bool:
+        """Whether the game has an oracle: its class defines :meth:`oracle_move`.
+
+        Answered from the class, so nothing is made or reset to ask it. Code that takes any env
+        (or env class), not only a text game, asks :func:`trl_env.policies.has_oracle`.
+
+        Example:
+            >>> from trl_env.envs.guess_number import TextGuessNumberEnv
+            >>> TextGuessNumberEnv.has_oracle()
+            True
+        """
+        return cls.oracle_move is not TextGame.oracle_move
+
+    @classmethod
+    def has_random_action(cls) -> bool:
+        """Whether the game has its own random policy: its class defines :meth:`random_move`."""
+        return cls.random_move is not TextGame.random_move
+
+    @classmethod
+    def unwrap(cls, env: gym.Env[str, str], call: str | None = None) -> Self:
+        """The game behind ``env`` (wrapped or not), checked to be an instance of this class.
+
+        Args:
+            env: The env, as ``gym.make`` returns it.
+            call: The function that needs the game, named in the error (``"oracle_action"``).
+
+        Raises:
+            TypeError: If ``env.unwrapped`` is not an instance of this class.
+        """
+        game = env.unwrapped
+        if not isinstance(game, cls):
+            needs = f"{call} needs" if call else "needs"
+            raise TypeError(f"{needs} a {cls.game_name} env, got {type(game).__name__}")
+        return game
+
     @property
     def running(self) -> bool:
         """Whether an episode is running (reset, and not yet terminated or truncated)."""
@@ -217,16 +264,17 @@ class TextGame(gym.Env[str, str], Generic[Move]):
                     return None, problem
         return (found[0], None) if found else (None, problem)
 
-    # --- the hooks a game fills -----------------------------------------------------------------
+    # --- the hooks a game fills: abstract ones always, the others to change a default ----------
 
+    @abstractmethod
     def new_game(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Set up a new game (randomness from ``self.np_random``); return the rules and info.
 
         Args:
             options: The ``options`` of ``reset`` (a dict, possibly empty).
         """
-        raise NotImplementedError(f"{type(self).__name__} must define new_game(options)")
 
+    @abstractmethod
     def parse_move(self, action: Any) -> tuple[Move | None, str | None]:
         """Read one legal move out of a reply.
 
@@ -234,7 +282,6 @@ class TextGame(gym.Env[str, str], Generic[Move]):
             ``(move, None)`` for a legal move, or ``(None, problem)`` where ``problem`` says
             what is wrong (it is shown to the agent after ``"Invalid <move_kind>: "``).
         """
-        raise NotImplementedError(f"{type(self).__name__} must define parse_move(action)")
 
     prose_words: ClassVar[frozenset[str]] = frozenset()
     """Lowercase words never read as a move among other words (``"guess"`` in Wordle)."""
@@ -246,21 +293,22 @@ class TextGame(gym.Env[str, str], Generic[Move]):
         """
         return text.split(None, MAX_CANDIDATES)
 
+    @abstractmethod
     def play_move(self, move: Move) -> tuple[str, float, dict[str, Any]]:
         """Apply a legal move; return the message, the reward and the step's info."""
-        raise NotImplementedError(f"{type(self).__name__} must define play_move(move)")
 
+    @abstractmethod
     def is_over(self) -> bool:
         """Whether the game has ended by its own rules (``terminated``)."""
-        raise NotImplementedError(f"{type(self).__name__} must define is_over()")
 
     @property
     def turn_limit(self) -> int | None:
         """Replies (valid or not) after which the episode is truncated; ``None`` for no limit."""
         return None
 
-    invalid_advice: ClassVar[str] = "Reply with one move in square brackets."
-    """The last sentence of the default invalid-reply feedback: how to reply instead."""
+    invalid_advice: str = "Reply with one move in square brackets."
+    """The last sentence of the default invalid-reply feedback: how to reply instead (a game may
+    set it per instance, from its arguments or the game drawn)."""
     invalid_consequence: ClassVar[str | None] = "That used up a turn."
     """What an invalid reply cost, as the feedback says it (``None`` to say nothing)."""
 
@@ -284,14 +332,22 @@ class TextGame(gym.Env[str, str], Generic[Move]):
         """Finish the step: return the whole message (and add to ``info`` what the end shows)."""
         return message
 
+    @abstractmethod
     def draw(self) -> str:
         """The state of the game as text (for ``render``)."""
-        raise NotImplementedError(f"{type(self).__name__} must define draw()")
+
+    # --- optional: the game's own policies (see has_oracle and has_random_action) --------------
 
     def oracle_move(self) -> str:
-        """The reply the game's own solver plays now (the episode is running)."""
+        """The reply the game's own solver plays now (the episode is running).
+
+        Optional: a game without it has no oracle (:meth:`has_oracle` is ``False``).
+        """
         raise NotImplementedError(f"{self.game_name} has no oracle: define oracle_move()")
 
     def random_move(self, rng: np.random.Generator) -> str:
-        """A uniformly random legal-looking reply drawn from ``rng`` (the episode is running)."""
+        """A uniformly random legal-looking reply drawn from ``rng`` (the episode is running).
+
+        Optional: without it, :func:`trl_env.policies.random_action` samples the action space.
+        """
         raise NotImplementedError(f"{self.game_name} has no random policy: define random_move()")

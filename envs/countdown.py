@@ -8,8 +8,9 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from trl_env.envs._common import count_noun, improvement_reward, read_reply
-from trl_env.envs._countdown_math import (
+
+from ._common import count_noun, improvement_reward, read_reply
+from ._countdown_math import (
     LARGE_NUMBERS,
     MAX_EXPRESSION_LENGTH,
     MAX_NESTING,
@@ -19,7 +20,7 @@ from trl_env.envs._countdown_math import (
     show,
     solve,
 )
-from trl_env.envs._text_game import TextGame
+from ._text_game import TextGame
 
 __all__ = [
     "LARGE_NUMBERS",
@@ -86,10 +87,7 @@ def parse_reply(action: str) -> tuple[str | None, str | None]:
 
 def oracle_action(env: gym.Env[str, str]) -> str:
     """An exact solution for ``env``'s puzzle, found by :func:`solve`, as ``[expression]``."""
-    game = env.unwrapped
-    if not isinstance(game, TextCountdownEnv):
-        raise TypeError(f"oracle_action needs a TextCountdown env, got {type(game).__name__}")
-    return game.oracle_action()
+    return TextCountdownEnv.unwrap(env, "oracle_action").oracle_action()
 
 
 def _closeness(distance: Fraction) -> float:

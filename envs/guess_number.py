@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from trl_env.envs._common import count_noun, has_whitespace, improvement_reward, quote, read_reply
-from trl_env.envs._text_game import TextGame
+
+from ._common import MAX_DIGITS, has_whitespace, read_reply, read_whole_number
+from ._guessing import GuessingGame
 
 __all__ = ["TextGuessNumberEnv", "oracle_action", "parse_number"]
-
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_MAX_DIGITS = (
-    18  # longer numbers are out of any range we accept (and int() of huge strings is slow)
-)
 
 
 def parse_number(action: str) -> tuple[int | None, str | None]:
@@ -43,14 +38,10 @@ def parse_number(action: str) -> tuple[int | None, str | None]:
         return None, problem
     if not bracketed and has_whitespace(candidate):
         return None, "no guess found: put your number in square brackets, like [50]"
-    if not (candidate.isascii() and _INTEGER.fullmatch(candidate)):
-        return None, f"{quote(candidate)} is not a whole number"
-    if len(candidate.lstrip("+-").lstrip("0")) > _MAX_DIGITS:
-        return None, f"{quote(candidate)} is far too large"
-    return int(candidate), None
+    return read_whole_number(candidate)
 
 
-class TextGuessNumberEnv(TextGame[int]):
+class TextGuessNumberEnv(GuessingGame[int, str]):
     """Guess the number: find a secret integer in ``[low, high]`` from "higher"/"lower" hints.
 
     ## Description
@@ -123,9 +114,11 @@ class TextGuessNumberEnv(TextGame[int]):
     """
 
     game_name = "TextGuessNumber"
-    move_kind = "guess"
     observation_length = 1024
     options_example = '{"secret": 42}'
+    feedback_key = "hints"
+    secret_name = "number"
+    message_separator = " "
 
     def __init__(
         self,
@@ -137,54 +130,40 @@ class TextGuessNumberEnv(TextGame[int]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        super().__init__(render_mode, invalid_action_penalty=invalid_action_penalty)
+        super().__init__(render_mode, max_guesses, invalid_action_penalty, partial_credit)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
             raise ValueError(f"low and high must be integers, got {low!r} and {high!r}")
-        if not low < high or max(abs(low), abs(high)) >= 10**_MAX_DIGITS:
+        if not low < high or max(abs(low), abs(high)) >= 10**MAX_DIGITS:
             raise ValueError(
-                f"need low < high, both below 10**{_MAX_DIGITS} in size; got {low} and {high}"
+                f"need low < high, both below 10**{MAX_DIGITS} in size; got {low} and {high}"
             )
-        if isinstance(max_guesses, bool) or not isinstance(max_guesses, int) or max_guesses < 1:
-            raise ValueError(f"max_guesses must be an int >= 1 (like max_guesses=6), got {max_guesses!r}")
-        if partial_credit < 0:
-            raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
         self.low, self.high = low, high
-        self.max_guesses = max_guesses
-        self.partial_credit = float(partial_credit)
         self.invalid_advice = (
             f"Reply with a whole number from {low} to {high} in brackets, like [50]."
         )
-        self.secret: int | None = None
-        self.guesses: list[int] = []
-        self.hints: list[str] = []
-        self.won = False
 
     @property
-    def turn_limit(self) -> int:
-        return self.max_guesses
+    def hints(self) -> list[str]:
+        """The hint on each valid guess so far: ``"higher"``, ``"lower"`` or ``"correct"``."""
+        return self.feedbacks
 
-    def new_game(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """Draw a new secret (or take ``options["secret"]``) and return the rules."""
-        secret = options.get("secret")
+    def draw_secret(self, secret: Any) -> int:
         if secret is None:
-            self.secret = int(self.np_random.integers(self.low, self.high + 1))
-        else:
-            if isinstance(secret, bool) or not isinstance(secret, int):
-                raise ValueError(f"options['secret'] must be an int, got {secret!r}")
-            if not self.low <= secret <= self.high:
-                raise ValueError(
-                    f"options['secret'] must be in [{self.low}, {self.high}], got {secret}"
-                )
-            self.secret = int(secret)
-        self.guesses, self.hints = [], []
-        self.won = False
-        self._best_closeness = 0.0
-        observation = (
+            return int(self.np_random.integers(self.low, self.high + 1))
+        if isinstance(secret, bool) or not isinstance(secret, int):
+            raise ValueError(f"options['secret'] must be an int, got {secret!r}")
+        if not self.low <= secret <= self.high:
+            raise ValueError(
+                f"options['secret'] must be in [{self.low}, {self.high}], got {secret}"
+            )
+        return int(secret)
+
+    def rules(self) -> str:
+        return (
             f"Guess my secret number, a whole number from {self.low} to {self.high}, in "
             f"{self.max_guesses} tries. After each guess I say if my number is higher or lower.\n"
             f"Reply with your guess in square brackets, like [{(self.low + self.high) // 2}]."
         )
-        return observation, {"guesses": [], "hints": []}
 
     def parse_move(self, action: Any) -> tuple[int | None, str | None]:
         guess, problem = parse_number(action)
@@ -193,47 +172,20 @@ class TextGuessNumberEnv(TextGame[int]):
         return guess, problem
 
     def play_move(self, move: int) -> tuple[str, float, dict[str, Any]]:
-        assert self.secret is not None
         if move == self.secret:
-            hint, reward = "correct", 1.0
+            hint = "correct"
             message = f"{move} is correct!"
         else:
             hint = "higher" if move < self.secret else "lower"
-            reward = self._shaped_reward(move)
             too = "low" if hint == "higher" else "high"
             message = f"{move} is too {too}: the number is {hint}."
-        self.guesses.append(move)
-        self.hints.append(hint)
-        self.won = hint == "correct"
+        closeness = 1.0 - abs(move - self.secret) / (self.high - self.low)
+        reward = self.record_guess(move, hint, won=hint == "correct", score=closeness)
         # "guess" is text, as in every other game, so vector envs that mix games batch it.
         return message, reward, {"guess": str(move), "number": move, "hint": hint}
 
-    def is_over(self) -> bool:
-        return self.won
-
-    def end_of_step(
-        self, message: str, info: dict[str, Any], *, terminated: bool, truncated: bool
-    ) -> str:
-        if self.won:
-            message += f" You found it in {count_noun(self.turn, 'guess', 'guesses')}."
-        elif truncated:
-            message += f" No guesses left. The number was {self.secret}."
-        else:
-            message += f" {count_noun(self.max_guesses - self.turn, 'guess', 'guesses')} left."
-        info.update(guesses=list(self.guesses), hints=list(self.hints), won=self.won)
-        if terminated or truncated:
-            info["secret"] = self.secret
-        return message
-
-    def _shaped_reward(self, guess: int) -> float:
-        if not self.partial_credit:
-            return 0.0
-        assert self.secret is not None
-        closeness = 1.0 - abs(guess - self.secret) / (self.high - self.low)
-        reward, self._best_closeness = improvement_reward(
-            self.partial_credit, self._best_closeness, closeness
-        )
-        return reward
+    def win_message(self, tries: str) -> str:
+        return f"You found it in {tries}."
 
     def draw(self) -> str:
         """The guesses so far as text."""
@@ -273,7 +225,4 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     Returns:
         The action text, like ``"[50]"``.
     """
-    game = env.unwrapped
-    if not isinstance(game, TextGuessNumberEnv):
-        raise TypeError(f"oracle_action needs a TextGuessNumber env, got {type(game).__name__}")
-    return game.oracle_action()
+    return TextGuessNumberEnv.unwrap(env, "oracle_action").oracle_action()

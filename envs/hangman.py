@@ -6,9 +6,10 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from trl_env.envs._common import count_noun, has_whitespace, quote, read_reply
-from trl_env.envs._hangman_solver import candidates, hangman_words, oracle_move, words_between
-from trl_env.envs._text_game import TextGame
+
+from ._common import count_noun, has_whitespace, quote, read_reply
+from ._hangman_solver import candidates, hangman_words, oracle_move, words_between
+from ._text_game import TextGame
 
 __all__ = ["TextHangmanEnv", "candidate_words", "hangman_words", "oracle_action", "parse_guess"]
 
@@ -305,16 +306,9 @@ def candidate_words(env: gym.Env[str, str]) -> list[str]:
     Returns:
         The candidate words, in word-list order.
     """
-    game = _game(env)
+    game = TextHangmanEnv.unwrap(env)
     guessed = "".join(sorted(set(game.guessed)))
     return candidates(game.pattern, guessed, tuple(game.wrong_words))
-
-
-def _game(env: gym.Env[str, str]) -> TextHangmanEnv:
-    game = env.unwrapped
-    if not isinstance(game, TextHangmanEnv):
-        raise TypeError(f"needs a TextHangman env, got {type(game).__name__}")
-    return game
 
 
 def oracle_action(env: gym.Env[str, str]) -> str:
@@ -336,4 +330,4 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     Returns:
         The action text, like ``"[e]"`` or ``"[garden]"``.
     """
-    return _game(env).oracle_action()
+    return TextHangmanEnv.unwrap(env).oracle_action()

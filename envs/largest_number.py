@@ -7,17 +7,15 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from trl_env.envs._common import BARE_STRIP, count_noun, has_whitespace, quote
-from trl_env.envs._text_game import TextGame
+
+from ._common import BARE_STRIP, MAX_DIGITS, count_noun, has_whitespace, read_whole_number
+from ._text_game import TextGame
 
 __all__ = ["TextLargestNumberEnv", "oracle_action", "parse_reply"]
 
 # The whole reply is one pair of brackets.
 _ALONE = re.compile(r"\[([^\[\]]*)\]")
-_INTEGER = re.compile(r"[+-]?[0-9]+")
 _NOT_ALONE = "it held more than the number"
-# Longer numbers are out of any range we accept (and int() of huge strings is slow).
-_MAX_DIGITS = 18
 
 
 def parse_reply(action: str) -> tuple[int | None, str | None]:
@@ -57,11 +55,7 @@ def parse_reply(action: str) -> tuple[int | None, str | None]:
             return None, "your reply was empty"
         if has_whitespace(candidate):
             return None, _NOT_ALONE
-    if not (candidate.isascii() and _INTEGER.fullmatch(candidate)):
-        return None, f"{quote(candidate)} is not a whole number"
-    if len(candidate.lstrip("+-").lstrip("0")) > _MAX_DIGITS:
-        return None, f"{quote(candidate)} is far too large"
-    return int(candidate), None
+    return read_whole_number(candidate)
 
 
 class TextLargestNumberEnv(TextGame[int]):
@@ -178,8 +172,8 @@ class TextLargestNumberEnv(TextGame[int]):
     def _check_arguments(num_options: int, low: int, high: int, num_rounds: int) -> None:
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
             raise ValueError(f"low and high must be integers, got {low!r} and {high!r}")
-        if max(abs(low), abs(high)) >= 10**_MAX_DIGITS:
-            raise ValueError(f"low and high must be below 10**{_MAX_DIGITS} in size")
+        if max(abs(low), abs(high)) >= 10**MAX_DIGITS:
+            raise ValueError(f"low and high must be below 10**{MAX_DIGITS} in size")
         if isinstance(num_options, bool) or not isinstance(num_options, int) or num_options < 2:
             raise ValueError(f"num_options must be an int >= 2, got {num_options!r}")
         if high - low + 1 < num_options:
@@ -323,7 +317,4 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     Returns:
         The action text, like ``"[8]"``.
     """
-    game = env.unwrapped
-    if not isinstance(game, TextLargestNumberEnv):
-        raise TypeError(f"oracle_action needs a TextLargestNumber env, got {type(game).__name__}")
-    return game.oracle_action()
+    return TextLargestNumberEnv.unwrap(env, "oracle_action").oracle_action()

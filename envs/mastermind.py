@@ -9,9 +9,10 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from trl_env.envs._common import count_noun, improvement_reward, quote, read_reply
-from trl_env.envs._mastermind_solver import candidates, oracle_code
-from trl_env.envs._text_game import TextGame
+
+from ._common import quote, read_reply
+from ._guessing import GuessingGame
+from ._mastermind_solver import candidates, oracle_code
 
 __all__ = ["TextMastermindEnv", "consistent_codes", "oracle_action", "parse_code", "score_code"]
 
@@ -101,7 +102,7 @@ def _example(code_length: int, num_colors: int = 6) -> str:
     return "[" + " ".join(str(1 + i % min(num_colors, 6)) for i in range(code_length)) + "]"
 
 
-class TextMastermindEnv(TextGame[str]):
+class TextMastermindEnv(GuessingGame[str, tuple[int, int]]):
     """Mastermind: crack a secret code of ``code_length`` coloured pegs in ``max_guesses`` tries.
 
     ## Description
@@ -170,8 +171,8 @@ class TextMastermindEnv(TextGame[str]):
     """
 
     game_name = "TextMastermind"
-    move_kind = "guess"
     options_example = '{"secret": "1234"}'
+    secret_name = "code"
 
     def __init__(
         self,
@@ -184,7 +185,7 @@ class TextMastermindEnv(TextGame[str]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        super().__init__(render_mode, invalid_action_penalty=invalid_action_penalty)
+        super().__init__(render_mode, max_guesses, invalid_action_penalty, partial_credit)
         if not 1 <= code_length <= MAX_CODE_LENGTH:
             raise ValueError(f"code_length must be in [1, {MAX_CODE_LENGTH}], got {code_length}")
         if not 2 <= num_colors <= MAX_COLORS:
@@ -194,29 +195,15 @@ class TextMastermindEnv(TextGame[str]):
                 f"allow_duplicates=False needs code_length <= num_colors, got {code_length} > "
                 f"{num_colors}"
             )
-        if isinstance(max_guesses, bool) or not isinstance(max_guesses, int) or max_guesses < 1:
-            raise ValueError(f"max_guesses must be an int >= 1 (like max_guesses=6), got {max_guesses!r}")
-        if partial_credit < 0:
-            raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
         self.code_length = code_length
         self.num_colors = num_colors
         self.allow_duplicates = bool(allow_duplicates)
-        self.max_guesses = max_guesses
-        self.partial_credit = float(partial_credit)
         self.invalid_advice = (
             f"Reply with {code_length} digits from 1 to {num_colors} in brackets, "
             f"like {_example(code_length, num_colors)}."
         )
-        self.secret = ""
-        self.guesses: list[str] = []
-        self.feedbacks: list[tuple[int, int]] = []
-        self.won = False
 
-    @property
-    def turn_limit(self) -> int:
-        return self.max_guesses
-
-    def _draw_secret(self, secret: Any) -> str:
+    def draw_secret(self, secret: Any) -> str:
         if secret is None:
             colours = np.arange(1, self.num_colors + 1)
             if self.allow_duplicates:
@@ -237,15 +224,10 @@ class TextMastermindEnv(TextGame[str]):
             )
         return code
 
-    def new_game(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """Draw a new secret code (or take ``options["secret"]``) and return the rules."""
-        self.secret = self._draw_secret(options.get("secret"))
-        self.guesses, self.feedbacks = [], []
-        self.won = False
-        self._best_score = 0.0
+    def rules(self) -> str:
         n, k = self.code_length, self.num_colors
         repeats = "may repeat" if self.allow_duplicates else "are all different"
-        observation = (
+        return (
             f"Let's play Mastermind. I picked a secret code of {n} pegs; each peg is a colour "
             f"from 1 to {k}, and colours {repeats}. Crack it in {self.max_guesses} guesses.\n"
             "After each guess you get:\n"
@@ -253,7 +235,6 @@ class TextMastermindEnv(TextGame[str]):
             "  white = other pegs with a right colour but in the wrong place\n"
             f"Reply with one guess of {n} digits in square brackets, for example {_example(n, k)}."
         )
-        return observation, {"guesses": [], "feedbacks": []}
 
     def parse_move(self, action: Any) -> tuple[str | None, str | None]:
         return parse_code(action, self.code_length, self.num_colors)
@@ -267,39 +248,19 @@ class TextMastermindEnv(TextGame[str]):
 
     def play_move(self, move: str) -> tuple[str, float, dict[str, Any]]:
         black, white = score_code(self.secret, move)
-        self.guesses.append(move)
-        self.feedbacks.append((black, white))
-        self.won = black == self.code_length
-        reward = 1.0 if self.won else self._shaped_reward(black, white)
+        score = (black + 0.5 * white) / self.code_length
+        reward = self.record_guess(move, (black, white), won=black == self.code_length, score=score)
         message = (
             f"Guess {self.turn} of {self.max_guesses}: {' '.join(move)} -> "
             f"{black} black, {white} white"
         )
         return message, reward, {"guess": move, "feedback": (black, white)}
 
-    def is_over(self) -> bool:
-        return self.won
+    def win_message(self, tries: str) -> str:
+        return f"You cracked the code in {tries}!"
 
-    def end_of_step(
-        self, message: str, info: dict[str, Any], *, terminated: bool, truncated: bool
-    ) -> str:
-        if self.won:
-            message += f"\nYou cracked the code in {count_noun(self.turn, 'guess', 'guesses')}!"
-        elif truncated:
-            message += f"\nNo guesses left. The code was {' '.join(self.secret)}."
-        else:
-            message += f"\n{count_noun(self.max_guesses - self.turn, 'guess', 'guesses')} left."
-        info.update(guesses=list(self.guesses), feedbacks=list(self.feedbacks), won=self.won)
-        if terminated or truncated:
-            info["secret"] = self.secret
-        return message
-
-    def _shaped_reward(self, black: int, white: int) -> float:
-        if not self.partial_credit:
-            return 0.0
-        score = (black + 0.5 * white) / self.code_length
-        reward, self._best_score = improvement_reward(self.partial_credit, self._best_score, score)
-        return reward
+    def shown_secret(self) -> str:
+        return " ".join(self.secret)
 
     def draw(self) -> str:
         """The board so far as text."""
@@ -336,16 +297,8 @@ def consistent_codes(env: gym.Env[str, str]) -> list[str]:
     Returns:
         The candidate codes as digit strings.
     """
-    game = _game(env)
-    codes, _ = candidates(*game._history())
+    codes, _ = candidates(*TextMastermindEnv.unwrap(env)._history())
     return ["".join(map(str, row)) for row in codes.tolist()]
-
-
-def _game(env: gym.Env[str, str]) -> TextMastermindEnv:
-    game = env.unwrapped
-    if not isinstance(game, TextMastermindEnv):
-        raise TypeError(f"needs a TextMastermind env, got {type(game).__name__}")
-    return game
 
 
 def oracle_action(env: gym.Env[str, str]) -> str:
@@ -364,4 +317,4 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     Returns:
         The action text, like ``"[1 1 2 2]"``.
     """
-    return _game(env).oracle_action()
+    return TextMastermindEnv.unwrap(env).oracle_action()

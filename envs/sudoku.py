@@ -7,8 +7,9 @@ from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
-from trl_env.envs._common import count_noun, quote, read_reply
-from trl_env.envs._sudoku_solver import (
+
+from ._common import count_noun, quote, read_reply
+from ._sudoku_solver import (
     BOXES,
     MIN_CLUES,
     count_solutions,
@@ -18,7 +19,7 @@ from trl_env.envs._sudoku_solver import (
     solve,
     to_cells,
 )
-from trl_env.envs._text_game import TextGame
+from ._text_game import TextGame
 
 __all__ = [
     "DIFFICULTY_CLUES",
@@ -51,10 +52,7 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     Solves the current board from scratch (it does not read the env's stored solution) and
     fills the first blank cell, row by row.
     """
-    game = env.unwrapped
-    if not isinstance(game, TextSudokuEnv):
-        raise TypeError(f"oracle_action needs a TextSudoku env, got {type(game).__name__}")
-    return game.oracle_action()
+    return TextSudokuEnv.unwrap(env, "oracle_action").oracle_action()
 
 
 def parse_move(action: str) -> tuple[tuple[int, int, int] | None, str | None]:

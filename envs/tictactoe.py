@@ -8,8 +8,9 @@ from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
-from trl_env.envs._common import invalid_feedback, quote, read_reply
-from trl_env.envs._text_game import TextGame
+
+from ._common import invalid_feedback, quote, read_reply
+from ._text_game import TextGame
 
 __all__ = [
     "CELL_NAMES",
@@ -131,10 +132,7 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     as ``env.unwrapped.oracle_action()``; on a finished game it raises
     :class:`~trl_env.envs._common.GameNotRunningError`.
     """
-    game = env.unwrapped
-    if not isinstance(game, TextTicTacToeEnv):
-        raise TypeError(f"oracle_action needs a TextTicTacToe env, got {type(game).__name__}")
-    return game.oracle_action()
+    return TextTicTacToeEnv.unwrap(env, "oracle_action").oracle_action()
 
 
 def parse_move(action: str) -> tuple[int | None, str | None]:

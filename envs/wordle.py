@@ -7,8 +7,9 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
-from trl_env.envs._common import count_noun, has_whitespace, improvement_reward, quote, read_reply
-from trl_env.envs._text_game import TextGame
+
+from ._common import has_whitespace, quote, read_reply
+from ._guessing import GuessingGame
 
 __all__ = ["TextWordleEnv", "allowed_words", "answer_words", "parse_guess", "score_guess"]
 
@@ -110,7 +111,7 @@ def _describe(guess: str, pattern: str) -> str:
     )
 
 
-class TextWordleEnv(TextGame[str]):
+class TextWordleEnv(GuessingGame[str, str]):
     """Wordle: find the secret five-letter English word in six guesses.
 
     ## Description
@@ -174,9 +175,10 @@ class TextWordleEnv(TextGame[str]):
     """
 
     game_name = "TextWordle"
-    move_kind = "guess"
     options_example = '{"secret": "crane"}'
     invalid_advice = "Reply like [crane]."
+    feedback_key = "patterns"
+    secret_name = "word"
     # Five-letter dictionary words a sentence uses around a guess: never read as the guess.
     prose_words = frozenset(
         [
@@ -220,40 +222,27 @@ class TextWordleEnv(TextGame[str]):
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
     ) -> None:
-        super().__init__(render_mode, invalid_action_penalty=invalid_action_penalty)
-        if isinstance(max_guesses, bool) or not isinstance(max_guesses, int) or max_guesses < 1:
-            raise ValueError(f"max_guesses must be an int >= 1 (like max_guesses=6), got {max_guesses!r}")
-        if partial_credit < 0:
-            raise ValueError("invalid_action_penalty and partial_credit must be >= 0")
-        self.max_guesses = max_guesses
-        self.partial_credit = float(partial_credit)
+        super().__init__(render_mode, max_guesses, invalid_action_penalty, partial_credit)
         # Loaded once per process and shared read-only: reset never rebuilds them.
         self._answers = answer_words()
         self._allowed = allowed_words()
-        self.secret = ""
-        self.guesses: list[str] = []
-        self.patterns: list[str] = []
-        self.won = False
 
     @property
-    def turn_limit(self) -> int:
-        return self.max_guesses
+    def patterns(self) -> list[str]:
+        """The pattern of each valid guess so far, like ``"XXGXG"``."""
+        return self.feedbacks
 
-    def new_game(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """Draw a new secret (or take ``options["secret"]``) and return the rules."""
-        secret = options.get("secret")
+    def draw_secret(self, secret: Any) -> str:
         if secret is None:
-            self.secret = self._answers[int(self.np_random.integers(len(self._answers)))]
-        else:
-            if not isinstance(secret, str) or secret.lower() not in self._allowed:
-                raise ValueError(
-                    f"options['secret'] must be a five-letter word in the dictionary, got {secret!r}"
-                )
-            self.secret = secret.lower()
-        self.guesses, self.patterns = [], []
-        self.won = False
-        self._best_score = 0.0
-        observation = (
+            return self._answers[int(self.np_random.integers(len(self._answers)))]
+        if not isinstance(secret, str) or secret.lower() not in self._allowed:
+            raise ValueError(
+                f"options['secret'] must be a five-letter word in the dictionary, got {secret!r}"
+            )
+        return secret.lower()
+
+    def rules(self) -> str:
+        return (
             f"Let's play Wordle. Guess the secret five-letter English word in {self.max_guesses} tries.\n"
             "After each guess you get one mark per letter:\n"
             "  G = right letter, right place\n"
@@ -262,7 +251,6 @@ class TextWordleEnv(TextGame[str]):
             "Reply with one guess in square brackets, for example [crane]. "
             "Guesses must be real English words."
         )
-        return observation, {"guesses": [], "patterns": []}
 
     def parse_move(self, action: Any) -> tuple[str | None, str | None]:
         guess, problem = parse_guess(action)
@@ -275,40 +263,19 @@ class TextWordleEnv(TextGame[str]):
 
     def play_move(self, move: str) -> tuple[str, float, dict[str, Any]]:
         pattern = score_guess(self.secret, move)
-        self.guesses.append(move)
-        self.patterns.append(pattern)
-        self.won = pattern == "G" * WORD_LENGTH
-        reward = 1.0 if self.won else self._shaped_reward(pattern)
+        score = (pattern.count("G") + 0.5 * pattern.count("Y")) / WORD_LENGTH
+        reward = self.record_guess(move, pattern, won=pattern == "G" * WORD_LENGTH, score=score)
         message = (
             f"Guess {self.turn} of {self.max_guesses}: {move.upper()} -> {' '.join(pattern)}\n"
             f"({_describe(move, pattern)})"
         )
         return message, reward, {"guess": move, "pattern": pattern}
 
-    def is_over(self) -> bool:
-        return self.won
+    def win_message(self, tries: str) -> str:
+        return f"You won in {tries}! The word was {self.shown_secret()}."
 
-    def end_of_step(
-        self, message: str, info: dict[str, Any], *, terminated: bool, truncated: bool
-    ) -> str:
-        if self.won:
-            tries = count_noun(self.turn, "guess", "guesses")
-            message += f"\nYou won in {tries}! The word was {self.secret.upper()}."
-        elif truncated:
-            message += f"\nNo guesses left. The word was {self.secret.upper()}."
-        else:
-            message += f"\n{count_noun(self.max_guesses - self.turn, 'guess', 'guesses')} left."
-        info.update(guesses=list(self.guesses), patterns=list(self.patterns), won=self.won)
-        if terminated or truncated:
-            info["secret"] = self.secret
-        return message
-
-    def _shaped_reward(self, pattern: str) -> float:
-        if not self.partial_credit:
-            return 0.0
-        score = (pattern.count("G") + 0.5 * pattern.count("Y")) / WORD_LENGTH
-        reward, self._best_score = improvement_reward(self.partial_credit, self._best_score, score)
-        return reward
+    def shown_secret(self) -> str:
+        return self.secret.upper()
 
     def draw(self) -> str:
         """The board so far as text."""
@@ -323,7 +290,7 @@ class TextWordleEnv(TextGame[str]):
 
     def oracle_move(self) -> str:
         """The solver's next guess (:mod:`trl_env.envs.wordle_solver`), from what a player sees."""
-        from trl_env.envs.wordle_solver import solver  # imports this module: import on use
+        from .wordle_solver import solver  # imports this module: import on use
 
         return f"[{solver().next_guess(self.guesses, self.patterns)}]"
 

@@ -31,7 +31,8 @@ from functools import cache
 
 import gymnasium as gym
 import numpy as np
-from trl_env.envs.wordle import WORD_LENGTH, allowed_words, answer_words, score_guess
+
+from .wordle import WORD_LENGTH, TextWordleEnv, allowed_words, answer_words, score_guess
 
 __all__ = [
     "OPENER",
@@ -208,8 +209,5 @@ def oracle_action(env: gym.Env[str, str]) -> str:
 
     Reads only the guesses and patterns played so far, never the secret.
     """
-    game = env.unwrapped
-    guesses, patterns = getattr(game, "guesses", None), getattr(game, "patterns", None)
-    if guesses is None or patterns is None:
-        raise TypeError(f"oracle_action needs a TextWordle env, got {game!r}")
-    return f"[{solver().next_guess(guesses, patterns)}]"
+    game = TextWordleEnv.unwrap(env, "oracle_action")
+    return f"[{solver().next_guess(game.guesses, game.patterns)}]"

@@ -17,6 +17,7 @@ NATIVE_IDS = sorted(e.id for e in trl_env.REGISTRY if ".toy_text:" not in e.entr
 GAME_MODULES = (
     "_common",
     "_countdown_math",
+    "_guessing",
     "_hangman_solver",
     "_mastermind_solver",
     "_sudoku_solver",

@@ -7,7 +7,9 @@ can answer a whole batch in one generation call while a simple policy answers tu
 The random and oracle policies come from the env itself (the contract every catalogue env
 fulfils): ``env.unwrapped.oracle_action()`` is the reply the env's own solver plays now, and
 ``env.unwrapped.random_action(rng)`` a uniformly random legal-looking reply drawn from ``rng``
-only. An env with no ``random_action`` gets a sample of its ``action_space``. The model policy
+only (the protocols :class:`HasOracle` and :class:`HasRandomAction`). An env with no
+``random_action`` gets a sample of its ``action_space``. Whether an env has them is answered from
+its class (:func:`has_oracle`, :func:`has_random_action`), without making it. The model policy
 lives on the TRL side (:class:`trl_env.trl.model_policy.ModelPolicy`).
 
 Example:
@@ -30,13 +32,17 @@ import numpy as np
 from trl_env.episode import Episode
 
 __all__ = [
+    "DeclaresPolicies",
     "FunctionPolicy",
+    "HasOracle",
+    "HasRandomAction",
     "OraclePolicy",
     "Policy",
     "RandomPolicy",
     "Reply",
     "Turn",
     "has_oracle",
+    "has_random_action",
     "oracle_action",
     "random_action",
 ]
@@ -122,16 +128,90 @@ class FunctionPolicy:
         return replies
 
 
+@runtime_checkable
+class HasOracle(Protocol):
+    """An env with its own solver: ``oracle_action()`` is the reply it plays now."""
+
+    def oracle_action(self) -> str:
+        """The reply the env's own solver plays in the current state (an episode is running)."""
+        ...
+
+
+@runtime_checkable
+class HasRandomAction(Protocol):
+    """An env with its own random policy: ``random_action(rng)``, drawn from ``rng`` only."""
+
+    def random_action(self, rng: np.random.Generator) -> str:
+        """A uniformly random legal-looking reply (an episode is running)."""
+        ...
+
+
+@runtime_checkable
+class DeclaresPolicies(Protocol):
+    """An env class whose own policies are optional hooks, so it says itself which it has.
+
+    :class:`trl_env.envs.TextGame` is one: every game has ``oracle_action()``, which works only
+    where the game defines ``oracle_move``.
+    """
+
+    @classmethod
+    def has_oracle(cls) -> bool:
+        """Whether the class has an oracle."""
+        ...
+
+    @classmethod
+    def has_random_action(cls) -> bool:
+        """Whether the class has its own random policy."""
+        ...
+
+
+EnvOrClass = gym.Env[str, str] | type[gym.Env[str, str]]
+"""An env (wrapped or not), or an env class such as a registered entry point."""
+
+
+def _env_class(env: EnvOrClass) -> type:
+    return env if isinstance(env, type) else type(env.unwrapped)
+
+
+def has_oracle(env: EnvOrClass) -> bool:
+    """Whether an env, or an env class, has an oracle (see :func:`oracle_action`).
+
+    Answered from the class: nothing is made, reset or imported besides the class itself. A
+    class has an oracle when it is a :class:`HasOracle` (it defines ``oracle_action()``), unless
+    it is a :class:`DeclaresPolicies` whose ``has_oracle()`` says no.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> from trl_env.envs.wordle import TextWordleEnv
+        >>> has_oracle(TextWordleEnv), has_oracle(gym.make("TextGuessNumber-v0"))
+        (True, True)
+    """
+    env_class = _env_class(env)
+    if issubclass(env_class, DeclaresPolicies):
+        return env_class.has_oracle()
+    return issubclass(env_class, HasOracle)
+
+
+def has_random_action(env: EnvOrClass) -> bool:
+    """Whether an env, or an env class, has its own random policy (see :func:`random_action`).
+
+    Answered from the class, like :func:`has_oracle`.
+    """
+    env_class = _env_class(env)
+    if issubclass(env_class, DeclaresPolicies):
+        return env_class.has_random_action()
+    return issubclass(env_class, HasRandomAction)
+
+
 def oracle_action(env: gym.Env[str, str]) -> str:
     """The reply the env's own solver plays in the current state.
 
     Raises:
         trl_env.error.NoOracleError: If the env has no oracle.
     """
-    game: Any = env.unwrapped
-    oracle = getattr(game, "oracle_action", None)
-    if callable(oracle):
-        return str(oracle())
+    game = env.unwrapped
+    if has_oracle(env) and isinstance(game, HasOracle):
+        return str(game.oracle_action())
     from trl_env.error import NoOracleError
 
     name = env.spec.id if env.spec is not None else type(game).__name__
@@ -141,18 +221,12 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     )
 
 
-def has_oracle(env: gym.Env[str, str]) -> bool:
-    """Whether ``env`` has an oracle (see :func:`oracle_action`)."""
-    return callable(getattr(env.unwrapped, "oracle_action", None))
-
-
 def random_action(env: gym.Env[str, str], info: Mapping[str, Any], rng: np.random.Generator) -> str:
     """A uniformly random legal-looking reply: the env's ``random_action(rng)``, or a sample of
     its ``action_space`` for an env that has none."""
-    game: Any = env.unwrapped
-    own = getattr(game, "random_action", None)
-    if callable(own):
-        return str(own(rng))
+    game = env.unwrapped
+    if has_random_action(env) and isinstance(game, HasRandomAction):
+        return str(game.random_action(rng))
     return str(env.action_space.sample())
 
 

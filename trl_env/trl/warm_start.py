@@ -31,6 +31,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from trl_env.policies import has_random_action, random_action
 from trl_env.trl.processors import ChatTemplateProcessor
 from trl_env.trl.rollout import DEFAULT_SYSTEM_PROMPT
 
@@ -54,7 +55,7 @@ _FORMAT_EXAMPLES: dict[str, FormatExample] = {}
 def _own_random_action(env: gym.Env, rng: np.random.Generator) -> str:
     # The env's own uniformly random legal-looking reply: the format of a move, nothing about
     # which move is right (for LargestNumber, one of the numbers shown).
-    return str(env.unwrapped.random_action(rng))
+    return random_action(env, {}, rng)
 
 
 def register_format_example(entry_point_or_id: str, example: FormatExample) -> None:
@@ -83,7 +84,7 @@ def format_example_for(env_id: str) -> FormatExample:
         return _FORMAT_EXAMPLES[entry_point]
     env = gym.make(env_id)
     try:
-        if callable(getattr(env.unwrapped, "random_action", None)):
+        if has_random_action(env):
             return _own_random_action
     finally:
         env.close()
