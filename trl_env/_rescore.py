@@ -147,10 +147,10 @@ def _first_difference(
     if ended and index < last:
         return f"turn {turn}: the env ends the episode here now; it went on to turn {last + 1}"
     if index == last and ended != saved_end:
-        was = record.get("ended_by")
+        ended_by = record.get("ended_by")
         if ended:
-            return f"turn {turn}: the env ends the episode here now; it ended by {was}"
-        return f"turn {turn}: the episode ended here ({was}); the env goes on now"
+            return f"turn {turn}: the env ends the episode here now; it ended by {ended_by}"
+        return f"turn {turn}: the episode ended here ({ended_by}); the env goes on now"
     return None
 
 
@@ -159,12 +159,10 @@ def _replay(
 ) -> tuple[list[float], tuple[str, int] | None, bool]:
     """Step ``record``'s actions in ``env``: the new rewards, the first difference (what and
     at which step index) and whether the env failed."""
-    from trl_env.seeding import seed_to_int
+    from trl_env.rollout_records import record_seed
     from trl_env.stepping import reset_envs, step_envs
 
-    # The play loop reset with seed_to_int(task.seed), the seed as a string ("-3" is hashed).
-    int_seed = seed_to_int(str(record["seed"]))
-    [reset] = reset_envs([(env, int_seed)], stepper)
+    [reset] = reset_envs([(env, record_seed(record))], stepper)
     if reset.error is not None:
         return [], (f"reset failed: {reset.error}", 0), True
     actions = [str(a) for a in record.get("actions") or []]

@@ -164,7 +164,7 @@ def record_demos(
         try:
             _check_policy(env_id, envs[0], policy)
             played = run_episodes(
-                [Episode(Task(env_id, str(s), dict(config.env_kwargs))) for s in seeds],
+                [Episode(Task(env_id, s, dict(config.env_kwargs))) for s in seeds],
                 envs,
                 OraclePolicy() if policy == "oracle" else RandomPolicy(seed),
                 max_turns=max_turns,
@@ -179,7 +179,7 @@ def record_demos(
             rows.append({
                 "messages": messages,
                 "env_id": env_id,
-                "seed": int(episode.task.seed),
+                "seed": episode.seed,
                 "episode_return": float(episode.episode_return),
                 "success": bool(episode.success),
                 "turns": int(episode.turns),

@@ -5,9 +5,9 @@ stream), ``trl-env eval`` with a random, oracle or model policy, and ``trl-env p
 for "the agent won" is :func:`is_success`, written once here.
 
 Example:
-    >>> episode = Episode(Task("TextWordle-v0", "3"))
-    >>> episode.env_id, episode.done
-    ('TextWordle-v0', False)
+    >>> episode = Episode(Task("TextWordle-v0", 3))
+    >>> episode.env_id, episode.seed, episode.done
+    ('TextWordle-v0', 3, False)
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from trl_env.seeding import seed_to_int
 
 __all__ = ["ENDED_BY_ENV", "TASK_KEY", "Episode", "Task", "is_success"]
 
@@ -26,19 +28,44 @@ ENDED_BY_ENV = ("terminated", "truncated")
 """Values of :attr:`Episode.ended_by` that mean the env itself ended the episode."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Task:
     """One episode to play: a registered env ID, the seed of the game, and ``gym.make`` kwargs.
 
-    Attributes:
+    Args:
         env_id: A registered gymnasium ID, e.g. ``"TextWordle-v0"``.
-        seed: The protocol seed (a string; numeric strings are used as integer seeds).
+        seed: The game's seed, ``reset(seed=...)``: an int in ``[0, 2**63 - 1]``, or a string,
+            mapped to an int once, here, with :func:`trl_env.seeding.seed_to_int` (``"42"`` is
+            42, any other string is hashed), so datasets and records that hold string seeds
+            still play the same games.
         kwargs: Keyword arguments for ``gym.make``.
+
+    Attributes:
+        env_id: The env ID.
+        seed: The seed the env is reset with (an int).
+        kwargs: The ``gym.make`` kwargs.
+
+    Raises:
+        TypeError: ``seed`` is neither an int nor a string.
+        ValueError: ``seed`` is a negative int or above ``2**63 - 1``.
+
+    Example:
+        >>> Task("TextWordle-v0", 3).seed, Task("TextWordle-v0", "3").seed
+        (3, 3)
+        >>> Task("TextWordle-v0", "3") == Task("TextWordle-v0", 3)
+        True
     """
 
     env_id: str
-    seed: str
+    seed: int
     kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(
+        self, env_id: str, seed: int | str, kwargs: Mapping[str, Any] | None = None
+    ) -> None:
+        object.__setattr__(self, "env_id", env_id)
+        object.__setattr__(self, "seed", seed_to_int(seed))
+        object.__setattr__(self, "kwargs", {} if kwargs is None else kwargs)
 
     def to_json(self) -> str:
         """Serialise to the JSON stored in a prompt (keys sorted, so equal tasks are equal text)."""
@@ -106,10 +133,9 @@ class Episode:
         return self.task.env_id
 
     @property
-    def seed(self) -> int | str:
-        """The task's seed: an int for numeric seeds, else the seed string."""
-        seed = self.task.seed
-        return int(seed) if seed.lstrip("-").isdigit() else seed
+    def seed(self) -> int:
+        """The task's seed (the int the env was reset with)."""
+        return self.task.seed
 
     @property
     def done(self) -> bool:
@@ -130,7 +156,7 @@ class Episode:
         the ``episode_messages`` column of the rollout.
 
         Example:
-            >>> episode = Episode(Task("TextWordle-v0", "3"), transcript=[
+            >>> episode = Episode(Task("TextWordle-v0", 3), transcript=[
             ...     {"role": "env", "text": "Guess."},
             ...     {"role": "agent", "text": "<think>hm</think>[crane]", "reasoning": "hm",
             ...      "action": "[crane]"}])

@@ -27,12 +27,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 
 from trl_env.episode import Episode, Task, is_success
 from trl_env.error import EnvErrorWarning
 from trl_env.policies import Policy, Reply, Turn
-from trl_env.seeding import seed_to_int
+from trl_env.seeding import fresh_seed
 from trl_env.stepping import EnvOutcome, EnvStepper, reset_envs, step_envs
 
 __all__ = [
@@ -154,7 +153,7 @@ def record_reset(
 def _reset(
     games: Sequence[_Playing], penalty: float | None, warn: bool, stepper: EnvStepper | None
 ) -> None:
-    outcomes = reset_envs([(g.env, seed_to_int(g.episode.task.seed)) for g in games], stepper)
+    outcomes = reset_envs([(g.env, g.episode.task.seed) for g in games], stepper)
     for game, outcome in zip(games, outcomes, strict=True):
         record_reset(game.episode, outcome, error_penalty=penalty, warn=warn)
         game.observation, game.info = outcome.observation, outcome.info
@@ -242,7 +241,8 @@ def play_episode(
     Args:
         env: The env to play.
         policy: Chooses every reply (a model, the env's oracle, random, or a person).
-        seed: The game's seed (``reset(seed=...)``; strings are hashed stably).
+        seed: The game's seed (``reset(seed=...)``): an int >= 0, or a string (hashed stably,
+            see :class:`~trl_env.episode.Task`); ``None`` draws a fresh one, kept in the record.
         max_turns: End the episode after this many turns.
         on_turn: Called after each env step with the episode and the step's outcome.
         step: Runs the env step (default :func:`trl_env.stepping.step_envs`).
@@ -251,8 +251,7 @@ def play_episode(
         The episode.
     """
     env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
-    if seed is None:  # a fresh game: the loop resets with the task's seed, so draw one
-        seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
-    episode = Episode(Task(env_id, str(seed)))
+    # A fresh game: the loop resets with the task's seed, so draw one (the record keeps it).
+    episode = Episode(Task(env_id, fresh_seed() if seed is None else seed))
     run_episodes([episode], [env], policy, max_turns=max_turns, on_turn=on_turn, step=step)
     return episode

@@ -6,8 +6,9 @@ tool can read it too (``datasets.load_dataset("json", data_files="run/rollouts/*
 
 A record holds:
 
-* ``step``, ``env_id``, ``seed``, ``env_kwargs``, ``group`` (episodes of one GRPO group, that is
-  of one task, share it) and ``rank`` (the process that played it);
+* ``step``, ``env_id``, ``seed`` (the int the env was reset with; :func:`record_seed` also reads
+  the string seeds of records saved by earlier versions), ``env_kwargs``, ``group`` (episodes of
+  one GRPO group, that is of one task, share it) and ``rank`` (the process that played it);
 * ``messages``: the conversation as the model saw it: the system prompt, the env's turns as
   ``user`` messages, and the model's replies as ``assistant`` messages whose ``content`` is the
   whole reply text (reasoning and markup included) and whose ``action`` is what the env received;
@@ -21,7 +22,7 @@ A record holds:
 
 Example:
     >>> from trl_env.episode import Episode, Task
-    >>> episode = Episode(Task("TextGuessNumber-v0", "7"), rewards=[0.0, 1.0], turns=2,
+    >>> episode = Episode(Task("TextGuessNumber-v0", 7), rewards=[0.0, 1.0], turns=2,
     ...     success=True, ended_by="terminated", episode_return=1.0, transcript=[
     ...     {"role": "env", "text": "Guess."},
     ...     {"role": "agent", "text": "[50]", "action": "[50]", "stopped": True},
@@ -44,11 +45,13 @@ from typing import Any
 
 from trl_env.episode import Episode
 from trl_env.error import UsageError
+from trl_env.seeding import seed_to_int
 
 __all__ = [
     "ROLLOUTS_DIR",
     "episode_record",
     "read_rollouts",
+    "record_seed",
     "rollout_steps",
     "step_file",
     "write_step",
@@ -141,6 +144,26 @@ def episode_record(
         },
         "advantage": advantage,
     }
+
+
+def record_seed(record: Mapping[str, Any]) -> int:
+    """The seed a saved record's episode was reset with.
+
+    Records hold an int. Records saved before seeds were ints hold the task's seed as it was
+    given: a numeric string's number (a negative one stood for its string, which was hashed), or
+    any other string; those are mapped as the play loop mapped them then
+    (:func:`trl_env.seeding.seed_to_int` of the string).
+
+    Example:
+        >>> record_seed({"seed": 7}), record_seed({"seed": "7"})
+        (7, 7)
+        >>> record_seed({"seed": -3}) == record_seed({"seed": "-3"}) == seed_to_int("-3")
+        True
+    """
+    seed = record["seed"]
+    if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
+        return seed_to_int(seed)
+    return seed_to_int(str(seed))
 
 
 def write_step(run_dir: str | os.PathLike[str], step: int, records: Iterable[Mapping]) -> Path:

@@ -1,10 +1,17 @@
-"""Stable mapping from the protocol's string seeds to gymnasium's integer seeds."""
+"""Seeds: the protocol's string seeds as gymnasium's integer seeds, and fresh seeds.
+
+A :class:`trl_env.episode.Task` holds an int seed; a string seed (the protocol's
+``reset(seed: str)``, a dataset or record written before seeds were ints) is mapped with
+:func:`seed_to_int` once, where it comes in.
+"""
 
 from __future__ import annotations
 
 import hashlib
 
-__all__ = ["seed_to_int"]
+import numpy as np
+
+__all__ = ["fresh_seed", "seed_to_int"]
 
 _MAX_SEED = 2**63 - 1
 
@@ -40,3 +47,16 @@ def seed_to_int(seed: str | int) -> int:
         return int(text)
     digest = hashlib.blake2b(seed.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big") & _MAX_SEED
+
+
+def fresh_seed() -> int:
+    """A seed for a fresh game, from the operating system's entropy.
+
+    For an episode asked to play "any game" (``seed=None``): it is reset with this seed, which
+    its record keeps, so the game can be played again.
+
+    Example:
+        >>> 0 <= fresh_seed() < 2**31
+        True
+    """
+    return int(np.random.SeedSequence().generate_state(1)[0] >> 1)  # 31 bits: short to read

@@ -21,7 +21,7 @@ from trl_env._checks import check_env_id, check_env_kwargs, check_task_source
 from trl_env.episode import Episode, Task
 from trl_env.error import EpisodeOverError, TaskSpecError
 from trl_env.play import record_agent_turn, record_reset, record_step
-from trl_env.seeding import seed_to_int
+from trl_env.seeding import fresh_seed
 from trl_env.stepping import reset_envs, step_envs
 
 __all__ = ["EnvironmentFactory", "make_environment_factory"]
@@ -95,9 +95,9 @@ class EnvironmentFactory:
             check_task_source(env_id, kwargs, trust=self.trust_tasks)
             self._envs[key] = gym.make(env_id, **kwargs)
         self._env = self._envs[key]
-        seed = row.get("seed")
-        self.episode = Episode(Task(env_id, "" if seed is None else str(seed), kwargs))
-        [outcome] = reset_envs([(self._env, None if seed is None else seed_to_int(seed))])
+        seed = row.get("seed")  # an int, or a string (hashed once, in Task); none: a fresh game
+        self.episode = Episode(Task(env_id, fresh_seed() if seed is None else seed, kwargs))
+        [outcome] = reset_envs([(self._env, self.episode.task.seed)])
         record_reset(self.episode, outcome, warn=True)
         if outcome.error is not None:  # TRL's loop cannot skip a sample: tell the model instead
             return f"{self.instructions}[environment error: {outcome.error}]\n{_GAME_OVER}"

@@ -60,7 +60,12 @@ def task_from_prompt(prompt: Any) -> Task:
     kwargs = payload.get("kwargs") or {}
     if not isinstance(kwargs, Mapping):
         raise TaskSpecError(f"task kwargs must be a mapping, got {kwargs!r:.200}")
-    return Task(env_id=str(payload["env_id"]), seed=str(payload["seed"]), kwargs=dict(kwargs))
+    try:  # an int, or a string (datasets made before seeds were ints): hashed once, in Task
+        return Task(str(payload["env_id"]), payload["seed"], dict(kwargs))
+    except (TypeError, ValueError) as error:
+        raise TaskSpecError(
+            f"the task's seed must be an int in [0, 2**63 - 1] or a string ({error})"
+        ) from None
 
 
 def _weights(env_ids: Mapping[str, Any]) -> tuple[list[str], np.ndarray]:
@@ -159,8 +164,7 @@ def make_dataset(
         order = rng.choice(len(ids), size=num_tasks, p=weights)
     task_seeds = rng.integers(0, 2**31 - 1, size=num_tasks)
     tasks = [
-        Task(env_id=ids[int(i)], seed=str(int(s)), kwargs=dict(env_kwargs))
-        for i, s in zip(order, task_seeds, strict=True)
+        Task(ids[int(i)], int(s), dict(env_kwargs)) for i, s in zip(order, task_seeds, strict=True)
     ]
     return datasets.Dataset.from_dict(
         {
