@@ -92,6 +92,6 @@ def model_available(path: str | os.PathLike[str]) -> bool:
 
 def catalogue_ids() -> Sequence[str]:
     """Every registered catalogue env ID, in catalogue order."""
-    from trl_env.envs import REGISTRY
+    from trl_env.envs import env_specs
 
-    return [entry.id for entry in REGISTRY]
+    return [spec.id for spec in env_specs("catalogue")]

@@ -22,7 +22,8 @@ import time
 
 import gymnasium as gym
 import numpy as np
-from trl_env.envs.bridges import catalogue_rows
+from trl_env.envs import env_has_oracle, env_source, env_specs
+from trl_env.envs.bridges import NAMESPACES
 
 import trl_env  # noqa: F401  (registers the bridged IDs)
 
@@ -33,11 +34,13 @@ t0 = time.perf_counter()
 import trl_env
 t1 = time.perf_counter()
 import gymnasium as gym
-from trl_env.envs.bridges import bridged_ids, register_bridges
-for env_id in bridged_ids():
-    del gym.registry[env_id]
+from trl_env.envs import env_specs
+from trl_env.envs.bridges import NAMESPACES, register_bridged_envs
+for spec in env_specs():
+    if spec.namespace in NAMESPACES.values():
+        del gym.registry[spec.id]
 t2 = time.perf_counter()
-register_bridges()
+register_bridged_envs()
 t3 = time.perf_counter()
 print(t1 - t0, t3 - t2)
 """
@@ -89,19 +92,20 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     current = None
-    for row in [] if args.import_only else catalogue_rows(args.source):
-        if row["source"] != current:
-            current = row["source"]
+    bridged = [spec for spec in env_specs(args.source) if env_source(spec) in NAMESPACES]
+    for spec in [] if args.import_only else bridged:
+        if env_source(spec) != current:
+            current = env_source(spec)
             print(f"\n### {current} ({args.episodes} episodes per policy)\n")
             print("| ID | random success | oracle success |")
             print("|---|---|---|")
-        env = gym.make(row["id"])
+        env = gym.make(spec.id)
         seeds = range(args.episodes)
         random_rate = sum(play(env, s, "random") for s in seeds) / args.episodes
         oracle = "no oracle"
-        if row["has_oracle"]:
+        if env_has_oracle(spec):
             oracle = f"{sum(play(env, s, 'oracle') for s in seeds) / args.episodes:.2f}"
-        print(f"| `{row['id']}` | {random_rate:.2f} | {oracle} |", flush=True)
+        print(f"| `{spec.id}` | {random_rate:.2f} | {oracle} |", flush=True)
     total, bridges = import_cost()
     print(
         f"\nimport trl_env: {1000 * total:.1f} ms (median of 7 fresh processes); registering the "

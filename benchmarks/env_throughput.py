@@ -199,17 +199,17 @@ def every_env_table(steps: int, vector_steps: int, num_envs: int) -> None:
     print(f"{header} {'sync/s':>9s} {'async/s':>9s}")
     slow: list[tuple[str, float]] = []
     rows: list[dict[str, Any]] = []
-    for entry in trl_env.REGISTRY:
-        per_step, policy = time_single(entry.id, steps)
-        sync = time_vector(entry.id, "sync", num_envs, vector_steps)
-        async_ = time_vector(entry.id, "async", num_envs, vector_steps)
-        rows.append({"id": entry.id, "us": 1e6 * per_step})
+    for spec in trl_env.envs.env_specs("catalogue"):
+        per_step, policy = time_single(spec.id, steps)
+        sync = time_vector(spec.id, "sync", num_envs, vector_steps)
+        async_ = time_vector(spec.id, "async", num_envs, vector_steps)
+        rows.append({"id": spec.id, "us": 1e6 * per_step})
         print(
-            f"{entry.id:26s} {policy:>6s} {1e6 * per_step:8.1f} {1 / per_step:9.0f} "
+            f"{spec.id:26s} {policy:>6s} {1e6 * per_step:8.1f} {1 / per_step:9.0f} "
             f"{sync:9.0f} {async_:9.0f}"
         )
         if per_step > SLOW_STEP_S:
-            slow.append((entry.id, per_step))
+            slow.append((spec.id, per_step))
     if slow:
         for env_id, per_step in slow:
             print(f"SLOW: {env_id} steps in {1e3 * per_step:.2f} ms (> 1 ms)")

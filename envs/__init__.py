@@ -1,195 +1,175 @@
 """The trl-env catalogue of text environments (installed as ``trl_env.envs``).
 
-Every environment is registered from the one table below when ``trl_env`` is imported, so
-``import trl_env; gym.make("TextWordle-v0")`` works, and so does ``gym.make("trl_env:TextWordle-v0")``
-with no prior import.
+Importing this package (``import trl_env`` does) registers every environment straight into
+``gym.registry`` with :func:`gymnasium.register`, as Gymnasium and Minigrid do, so
+``import trl_env; gym.make("TextWordle-v0")`` works, and so does
+``gym.make("trl_env:TextWordle-v0")`` with no prior import. ``gym.registry`` is the one catalogue:
+:func:`env_specs` filters it, and :func:`env_source`, :func:`env_description` and
+:func:`env_has_oracle` read the rest from each spec and its entry point's class.
 
 New games stand on :class:`TextGame` (the life cycle of a turn-based text game, written once; see
 ``docs/writing_a_game.md``).
+
+Example:
+    >>> import gymnasium as gym
+    >>> import trl_env
+    >>> ", ".join(spec.id for spec in gym.registry.values() if spec.id.startswith("TextGuess"))
+    'TextGuessNumber-v0, TextGuessNumberHard-v0'
+    >>> env_description(gym.spec("TextWordle-v0"))
+    'Guess a secret five-letter English word in 6 tries from G/Y/X feedback.'
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-import gymnasium as gym
+from gymnasium import register
+from trl_env.envs import _deprecated
+from trl_env.envs._catalogue import (
+    SOURCES,
+    env_description,
+    env_has_oracle,
+    env_source,
+    env_specs,
+    registering_own_envs,
+)
 from trl_env.envs._text_game import GameNotRunningError, TextGame
+from trl_env.envs.bridges import register_bridged_envs
 
-__all__ = ["REGISTRY", "EnvEntry", "GameNotRunningError", "TextGame", "register_envs"]
+__all__ = [
+    "SOURCES",
+    "GameNotRunningError",
+    "TextGame",
+    "env_description",
+    "env_has_oracle",
+    "env_source",
+    "env_specs",
+]
 
-
-@dataclass(frozen=True)
-class EnvEntry:
-    """One row of the registration table.
-
-    Attributes:
-        id: Gymnasium ID, ``TextName-vN``.
-        entry_point: ``"trl_env.envs.module:ClassName"``.
-        description: One line for ``trl-env list`` and the docs.
-        max_episode_steps: Turn limit applied by gymnasium's ``TimeLimit`` (sets ``truncated``).
-        kwargs: Default constructor arguments (registered variants differ only here). JSON
-            values only (lists, not tuples), so ``EnvSpec.from_json(spec.to_json()) == spec``.
-    """
-
-    id: str
-    entry_point: str
-    description: str
-    max_episode_steps: int | None = None
-    kwargs: dict[str, Any] = field(default_factory=dict)
-
-
-REGISTRY: tuple[EnvEntry, ...] = (
-    EnvEntry(
-        id="TextWordle-v0",
-        entry_point="trl_env.envs.wordle:TextWordleEnv",
-        description="Guess a secret five-letter English word in six tries from G/Y/X feedback.",
-        max_episode_steps=6,
-    ),
+# A spec carries only what makes the env (ID, entry point, kwargs, max_episode_steps). The one-line
+# description lives in the class, as a `description` template formatted with the env's arguments
+# (constructor defaults updated with the spec's kwargs): variants that differ by kwargs, such as
+# TextFrozenLake8x8-v1, get a true line each with no per-ID text kept beside the registry, and so
+# does a variant a user registers. Kwargs stay JSON values (lists, not tuples), so
+# `EnvSpec.from_json(spec.to_json()) == spec`.
+with registering_own_envs():
+    register(
+        id="TextWordle-v0", entry_point="trl_env.envs.wordle:TextWordleEnv", max_episode_steps=6
+    )
     # --- gymnasium toy-text adapters ---
-    EnvEntry(
+    register(
         id="TextFrozenLake-v1",
         entry_point="trl_env.envs.toy_text:TextFrozenLakeEnv",
-        description="Gymnasium's FrozenLake (4x4, slippery) as text: reach the goal, avoid holes.",
         max_episode_steps=100,
         kwargs={"map_name": "4x4"},
-    ),
-    EnvEntry(
+    )
+    register(
         id="TextFrozenLake8x8-v1",
         entry_point="trl_env.envs.toy_text:TextFrozenLakeEnv",
-        description="Gymnasium's FrozenLake on the 8x8 map (slippery) as text.",
         max_episode_steps=200,
         kwargs={"map_name": "8x8"},
-    ),
-    EnvEntry(
-        id="TextTaxi-v3",
-        entry_point="trl_env.envs.toy_text:TextTaxiEnv",
-        description="Gymnasium's Taxi as text: pick up a passenger and drop them at their stop.",
-        max_episode_steps=200,
-    ),
-    EnvEntry(
+    )
+    register(
+        id="TextTaxi-v3", entry_point="trl_env.envs.toy_text:TextTaxiEnv", max_episode_steps=200
+    )
+    register(
         id="TextCliffWalking-v1",
         entry_point="trl_env.envs.toy_text:TextCliffWalkingEnv",
-        description="Gymnasium's CliffWalking as text: shortest path along a cliff.",
         max_episode_steps=100,
-    ),
-    EnvEntry(
+    )
+    register(
         id="TextBlackjack-v1",
         entry_point="trl_env.envs.toy_text:TextBlackjackEnv",
-        description="Gymnasium's Blackjack (Sutton & Barto rules) as text: hit or stick.",
         max_episode_steps=20,
         kwargs={"sab": True, "natural": False},
-    ),
+    )
     # --- native games: Mastermind, Hangman, GuessNumber ---
-    EnvEntry(
+    register(
         id="TextMastermind-v0",
         entry_point="trl_env.envs.mastermind:TextMastermindEnv",
-        description="Crack a secret code of 4 pegs in 6 colours (digits 1-6) from black/white pegs.",
         max_episode_steps=10,
-    ),
-    EnvEntry(
+    )
+    register(
         id="TextMastermindHard-v0",
         entry_point="trl_env.envs.mastermind:TextMastermindEnv",
-        description="Mastermind with 5 pegs in 8 colours (digits 1-8), 12 guesses.",
         max_episode_steps=12,
         kwargs={"code_length": 5, "num_colors": 8, "max_guesses": 12},
-    ),
-    EnvEntry(
-        id="TextHangman-v0",
-        entry_point="trl_env.envs.hangman:TextHangmanEnv",
-        description="Find a secret 6-10 letter English word letter by letter with 6 lives.",
-        max_episode_steps=30,
-    ),
-    EnvEntry(
+    )
+    register(
+        id="TextHangman-v0", entry_point="trl_env.envs.hangman:TextHangmanEnv", max_episode_steps=30
+    )
+    register(
         id="TextHangmanHard-v0",
         entry_point="trl_env.envs.hangman:TextHangmanEnv",
-        description="Hangman with short (4-5 letter) words: fewer letters to hit, 6 lives.",
         max_episode_steps=30,
         kwargs={"min_length": 4, "max_length": 5},
-    ),
-    EnvEntry(
+    )
+    register(
         id="TextGuessNumber-v0",
         entry_point="trl_env.envs.guess_number:TextGuessNumberEnv",
-        description="Find a secret integer in 1-100 from higher/lower hints in 7 guesses.",
         max_episode_steps=7,
-    ),
-    EnvEntry(
+    )
+    register(
         id="TextGuessNumberHard-v0",
         entry_point="trl_env.envs.guess_number:TextGuessNumberEnv",
-        description="Find a secret integer in 1-1000 from higher/lower hints in 10 guesses.",
         max_episode_steps=10,
         kwargs={"low": 1, "high": 1000, "max_guesses": 10},
-    ),
+    )
     # --- native games: TicTacToe, Sudoku, Countdown ---
-    EnvEntry(
+    register(
         id="TextTicTacToe-v0",
         entry_point="trl_env.envs.tictactoe:TextTicTacToeEnv",
-        description="Tic-tac-toe as X against a random opponent; win 1, draw 0.5, loss 0.",
         max_episode_steps=10,
         kwargs={"opponent": "random"},
-    ),
-    EnvEntry(
+    )
+    register(
         id="TextTicTacToePerfect-v0",
         entry_point="trl_env.envs.tictactoe:TextTicTacToeEnv",
-        description="Tic-tac-toe as X against a perfect minimax opponent: a draw (0.5) is the best.",
         max_episode_steps=10,
         kwargs={"opponent": "perfect"},
-    ),
-    EnvEntry(
+    )
+    register(
         id="TextSudoku-v0",
         entry_point="trl_env.envs.sudoku:TextSudokuEnv",
-        description="4x4 Sudoku with a unique solution, one [row col digit] move per turn.",
         max_episode_steps=22,
         kwargs={"size": 4},
-    ),
-    EnvEntry(
+    )
+    register(
         id="TextSudoku9x9-v0",
         entry_point="trl_env.envs.sudoku:TextSudokuEnv",
-        description="Classic 9x9 Sudoku with a unique solution, one [row col digit] move per turn.",
         max_episode_steps=74,
         kwargs={"size": 9},
-    ),
-    EnvEntry(
+    )
+    register(
         id="TextCountdown-v0",
         entry_point="trl_env.envs.countdown:TextCountdownEnv",
-        description="Countdown numbers game: hit a 3-digit target from 6 numbers with + - * /.",
         max_episode_steps=3,
         kwargs={"num_numbers": 6, "target_range": [101, 999]},
-    ),
-    EnvEntry(
+    )
+    register(
         id="TextCountdownEasy-v0",
         entry_point="trl_env.envs.countdown:TextCountdownEnv",
-        description="Countdown numbers game, easy: hit a 2-digit target from 4 numbers.",
         max_episode_steps=3,
         kwargs={"num_numbers": 4, "target_range": [10, 99]},
-    ),
+    )
     # --- easy envs for demos ---
-    EnvEntry(
+    register(
         id="TextLargestNumber-v0",
         entry_point="trl_env.envs.largest_number:TextLargestNumberEnv",
-        description="Warm-up: reply with the largest of 4 digits; a tiny model learns it on a CPU.",
         max_episode_steps=3,
         kwargs={"num_options": 4, "low": 0, "high": 9, "num_rounds": 1, "max_turns": 3},
-    ),
-)
-"""The registration table: every environment of the catalogue, one row each."""
+    )
+    # --- other envs ---
+    # Any OpenEnv server as a gym env: it needs a server (base_url=...) to be made, so it is not a
+    # catalogue game (env_source says "registered") and the every-env tests and pages skip it.
+    # Needs the openenv extra (trl_env.openenv.client says so if missing).
+    register(id="OpenEnv-v0", entry_point="trl_env.openenv.client:OpenEnvTextEnv")
+    # reasoning_gym/<Task>-v0 and TextArena/<Game>-v0, from static tables: imports neither library.
+    register_bridged_envs()
 
 
-def register_envs() -> None:
-    """Register every row of :data:`REGISTRY` with gymnasium (idempotent)."""
-    for entry in REGISTRY:
-        if entry.id in gym.registry:
-            continue
-        gym.register(
-            id=entry.id,
-            entry_point=entry.entry_point,
-            max_episode_steps=entry.max_episode_steps,
-            kwargs=dict(entry.kwargs),
-        )
-    # Not a catalogue row: it needs a server (base_url=...) to be made, so the every-env tests and
-    # pages do not apply. Needs the openenv extra (trl_env.openenv.client says so if missing).
-    if "OpenEnv-v0" not in gym.registry:
-        gym.register(id="OpenEnv-v0", entry_point="trl_env.openenv.client:OpenEnvTextEnv")
-    from trl_env.envs.bridges import register_bridges  # static tables: imports no bridged library
-
-    register_bridges()
+def __getattr__(name: str) -> Any:
+    # The table of 0.2 is gone: gym.registry is the catalogue. Kept, with a warning, until 0.3.0.
+    if name in _deprecated.NAMES:
+        return _deprecated.get(name)
+    raise AttributeError(f"module 'trl_env.envs' has no attribute {name!r}")

@@ -174,6 +174,7 @@ class TextCountdownEnv(TextGame[tuple[str, Fraction]]):
     """
 
     game_name = "TextCountdown"
+    description = "Countdown numbers game: hit a target in {target_range[0]}-{target_range[1]} from {num_numbers} numbers with + - * /."
     move_kind = "expression"
     options_example = '{"numbers": [25, 3, 4, 7], "target": 112}'
     invalid_advice = f"Reply with an expression in square brackets, like {_EXAMPLE}."

@@ -114,6 +114,9 @@ class TextGuessNumberEnv(GuessingGame[int, str]):
     """
 
     game_name = "TextGuessNumber"
+    description = (
+        "Find a secret integer in {low}-{high} from higher/lower hints in {max_guesses} guesses."
+    )
     observation_length = 1024
     options_example = '{"secret": 42}'
     feedback_key = "hints"

@@ -118,6 +118,7 @@ class TextHangmanEnv(TextGame[str]):
     """
 
     game_name = "TextHangman"
+    description = "Find a secret {min_length}-{max_length} letter English word letter by letter with {lives} lives."
     move_kind = "guess"
     options_example = '{"secret": "garden"}'
     invalid_consequence = "No life lost, but that used up a turn."

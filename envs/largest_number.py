@@ -131,6 +131,7 @@ class TextLargestNumberEnv(TextGame[int]):
     """
 
     game_name = "TextLargestNumber"
+    description = "Warm-up: reply with the largest of {num_options} numbers in {low}-{high}; a tiny model learns it on a CPU."
     move_kind = "reply"
     observation_length = 1024
     options_example = '{"numbers": [[3, 8, 1, 5]]}'

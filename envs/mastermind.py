@@ -171,6 +171,7 @@ class TextMastermindEnv(GuessingGame[str, tuple[int, int]]):
     """
 
     game_name = "TextMastermind"
+    description = "Crack a secret code of {code_length} pegs in {num_colors} colours (digits 1-{num_colors}) from black/white pegs in {max_guesses} guesses."
     options_example = '{"secret": "1234"}'
     secret_name = "code"
 

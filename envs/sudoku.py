@@ -177,6 +177,7 @@ class TextSudokuEnv(TextGame[tuple[int, int, int]]):
     """
 
     game_name = "TextSudoku"
+    description = "{size}x{size} Sudoku with a unique solution, one [row col digit] move per turn."
     options_example = '{"puzzle": "..34.31.2..3...."}'
     invalid_advice = "Reply with one move like [1 3 4] (row, column, digit)."
     invalid_consequence = None

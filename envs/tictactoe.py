@@ -245,6 +245,9 @@ class TextTicTacToeEnv(TextGame[int]):
     """
 
     game_name = "TextTicTacToe"
+    description = (
+        "Tic-tac-toe as X against a {opponent} opponent; win 1, draw {draw_reward}, loss 0."
+    )
     invalid_consequence = "It is still your turn."
 
     def __init__(

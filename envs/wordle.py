@@ -175,6 +175,9 @@ class TextWordleEnv(GuessingGame[str, str]):
     """
 
     game_name = "TextWordle"
+    description = (
+        "Guess a secret five-letter English word in {max_guesses} tries from G/Y/X feedback."
+    )
     options_example = '{"secret": "crane"}'
     invalid_advice = "Reply like [crane]."
     feedback_key = "patterns"

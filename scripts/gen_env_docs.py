@@ -3,7 +3,7 @@
     python scripts/gen_env_docs.py           # (re)write docs/envs/*.md and the nav in mkdocs.yml
     python scripts/gen_env_docs.py --check   # exit 1 if any of them is stale (run by the tests)
 
-For every row of ``trl_env.REGISTRY`` the page ``docs/envs/<ID>.md`` shows the registration (ID,
+For every catalogue ID (``trl_env.envs.env_specs("catalogue")``) the page ``docs/envs/<ID>.md`` shows the registration (ID,
 class, ``max_episode_steps``, default kwargs, spaces), the sections of the class docstring in
 gymnasium's style (``## Description``, ``## Action Space``, ``## Observation Space``,
 ``## Rewards``, ``## Episode End``, ``## Arguments``, ``## Version History``, plus any other
@@ -27,6 +27,9 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from gymnasium.envs.registration import EnvSpec
+from trl_env.envs import env_description, env_specs
 
 ROOT = Path(__file__).resolve().parent.parent
 ENVS_DIR = ROOT / "docs" / "envs"
@@ -132,22 +135,22 @@ def _first_observation(env_id: str) -> tuple[str, str, str]:
             env.close()
 
 
-def render_env_page(entry: Any, siblings: Sequence[str]) -> str:
-    """The Markdown page of one registry row."""
-    cls = _load(entry.entry_point)
+def render_env_page(spec: EnvSpec, siblings: Sequence[str]) -> str:
+    """The Markdown page of one registered ID."""
+    cls = _load(spec.entry_point)
     doc = inspect.getdoc(cls)
-    where = f"{entry.id} ({entry.entry_point})"
+    where = f"{spec.id} ({spec.entry_point})"
     if not doc:
         raise DocstringError(f"{where}: the class has no docstring")
     summary, sections, example = parse_docstring(doc, where)
-    observation, action_space, observation_space = _first_observation(entry.id)
+    observation, action_space, observation_space = _first_observation(spec.id)
     class_path = f"{cls.__module__}.{cls.__qualname__}"
 
     rows = [
-        ("ID", f"`{entry.id}`"),
+        ("ID", f"`{spec.id}`"),
         ("Class", f"`{class_path}`"),
-        ("`max_episode_steps`", f"`{entry.max_episode_steps}`"),
-        ("Default kwargs", _kwargs_text(dict(entry.kwargs))),
+        ("`max_episode_steps`", f"`{spec.max_episode_steps}`"),
+        ("Default kwargs", _kwargs_text(dict(spec.kwargs))),
         ("Action space", f"`{action_space}`"),
         ("Observation space", f"`{observation_space}`"),
     ]
@@ -156,13 +159,13 @@ def render_env_page(entry: Any, siblings: Sequence[str]) -> str:
 
     parts = [
         GENERATED,
-        f"# {entry.id}",
-        f"*{entry.description}*",
+        f"# {spec.id}",
+        f"*{env_description(spec)}*",
         _markdown(summary),
         "| Registration | |\n|---|---|\n"
         + "\n".join(f"| {key} | {value} |" for key, value in rows),
         _fence(
-            f'import gymnasium as gym\nimport trl_env\n\nenv = gym.make("{entry.id}")\n'
+            f'import gymnasium as gym\nimport trl_env\n\nenv = gym.make("{spec.id}")\n'
             f"observation, info = env.reset(seed={SAMPLE_SEED})",
             "python",
         ),
@@ -171,7 +174,7 @@ def render_env_page(entry: Any, siblings: Sequence[str]) -> str:
         parts += [f"## {title}", _markdown(body)]
     parts += [
         "## First observation",
-        f'`gym.make("{entry.id}").reset(seed={SAMPLE_SEED})` returns this observation:',
+        f'`gym.make("{spec.id}").reset(seed={SAMPLE_SEED})` returns this observation:',
         _fence(observation, "text"),
     ]
     if example:
@@ -183,10 +186,10 @@ def _escape_cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render_index(registry: Sequence[Any]) -> str:
+def render_index(registry: Sequence[EnvSpec]) -> str:
     """The catalogue page: one row per environment."""
     rows = "\n".join(
-        f"| [{e.id}]({e.id}.md) | {_escape_cell(e.description)} | "
+        f"| [{e.id}]({e.id}.md) | {_escape_cell(env_description(e))} | "
         f"{e.max_episode_steps if e.max_episode_steps is not None else '-'} |"
         for e in registry
     )
@@ -219,20 +222,20 @@ pages are stale. To write your own environment, see
 """
 
 
-def render_nav(registry: Sequence[Any]) -> str:
+def render_nav(registry: Sequence[EnvSpec]) -> str:
     lines = [NAV_BEGIN, *(f"      - {e.id}: envs/{e.id}.md" for e in registry), NAV_END]
     return "\n".join(lines)
 
 
-def expected_files(registry: Sequence[Any]) -> dict[Path, str]:
+def expected_files(registry: Sequence[EnvSpec]) -> dict[Path, str]:
     """Every generated file and its content (``mkdocs.yml`` with its nav block updated)."""
     by_class: dict[str, list[str]] = {}
-    for entry in registry:
-        by_class.setdefault(entry.entry_point, []).append(entry.id)
+    for spec in registry:
+        by_class.setdefault(str(spec.entry_point), []).append(spec.id)
     files = {ENVS_DIR / "index.md": render_index(registry)}
-    for entry in registry:
-        siblings = [i for i in by_class[entry.entry_point] if i != entry.id]
-        files[ENVS_DIR / f"{entry.id}.md"] = render_env_page(entry, siblings)
+    for spec in registry:
+        siblings = [i for i in by_class[str(spec.entry_point)] if i != spec.id]
+        files[ENVS_DIR / f"{spec.id}.md"] = render_env_page(spec, siblings)
 
     yml = MKDOCS_YML.read_text("utf-8")
     begin, end = yml.find(NAV_BEGIN), yml.find(NAV_END)
@@ -261,10 +264,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    import trl_env
-
     try:
-        files = expected_files(trl_env.REGISTRY)
+        files = expected_files(env_specs("catalogue"))
     except DocstringError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

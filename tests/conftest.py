@@ -19,7 +19,7 @@ if os.environ.get("CI"):
 
 def text_env_ids() -> list[str]:
     """Every registered trl-env ID (the catalogue plus anything registered under trl_env)."""
-    return sorted(entry.id for entry in trl_env.REGISTRY)
+    return sorted(spec.id for spec in trl_env.envs.env_specs("catalogue"))
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ import pytest
 pytest.importorskip("reasoning_gym")
 
 import reasoning_gym
-from trl_env.envs.bridges import bridged_ids, catalogue_rows
 from trl_env.envs.bridges._tables import (
     REASONING_GYM_LENIENT_SCORER,
     REASONING_GYM_NO_STORED_ANSWER,
@@ -31,7 +30,7 @@ from trl_env.envs.bridges.reasoning_gym_env import extract_answer
 import trl_env
 from trl_env.utils import check_text_env
 
-RG_IDS = bridged_ids("reasoning-gym")
+RG_IDS = [spec.id for spec in trl_env.envs.env_specs("reasoning-gym")]
 TASK_OF = {reasoning_gym_id(task): task for task in REASONING_GYM_TASKS}
 # The expensive checks run on a sample that covers every kind of task in the tables.
 SAMPLE = sorted(
@@ -103,12 +102,11 @@ def test_cross_process_determinism_matches_the_table() -> None:
     # processes all run with one fixed hash seed, so there every task is deterministic.
     script = (
         "import json, gymnasium as gym, trl_env\n"
-        "from trl_env.envs.bridges import bridged_ids\n"
         "from trl_env.envs.bridges._tables import REASONING_GYM_NOT_DETERMINISTIC_ACROSS_PROCESSES as odd\n"
         "def problem(i, s, isolate):\n"
         "    entry = gym.make(i, isolate=isolate).unwrapped._call('generate', s, 600)\n"
         "    return [entry['question'], str(entry['answer'])]\n"
-        "ids = bridged_ids('reasoning-gym')\n"
+        "ids = [spec.id for spec in trl_env.envs.env_specs('reasoning-gym')]\n"
         "here = {i: [problem(i, s, False) for s in (7, 11)] for i in ids}\n"
         "workers = {i: [problem(i, s, True) for s in (7, 11)] for i in ids\n"
         "           if i.split('/')[1] in {''.join(w.title() for w in t.split('_')) + '-v0' for t in odd}}\n"
@@ -228,12 +226,12 @@ def test_oracle_after_the_end_raises() -> None:
         env.unwrapped.oracle_action()
 
 
-def test_catalogue_rows() -> None:
-    rows = catalogue_rows("reasoning-gym")
-    assert {row["source"] for row in rows} == {"reasoning-gym"}
-    oracles = {row["id"]: row["has_oracle"] for row in rows}
+def test_registry_knows_each_task_and_its_oracle() -> None:
+    specs = trl_env.envs.env_specs("reasoning-gym")
+    assert {trl_env.envs.env_source(spec) for spec in specs} == {"reasoning-gym"}
+    oracles = {spec.id: trl_env.envs.env_has_oracle(spec) for spec in specs}
     assert oracles["reasoning_gym/Countdown-v0"] and not oracles["reasoning_gym/Boxnet-v0"]
-    assert len(catalogue_rows()) == len(rows) + len(catalogue_rows("textarena"))
-    with pytest.raises(ValueError, match="unknown source"):
-        catalogue_rows("gem")
-    assert trl_env  # registered by import
+    assert sorted(i for i, has in oracles.items() if not has) == sorted(
+        reasoning_gym_id(task) for task in REASONING_GYM_NO_STORED_ANSWER
+    )
+    assert len(specs) == len(REASONING_GYM_TASKS)

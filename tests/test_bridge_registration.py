@@ -7,7 +7,14 @@ import sys
 
 import gymnasium as gym
 import pytest
-from trl_env.envs.bridges import SOURCES, bridged_ids, catalogue_rows, register_bridges
+from trl_env.envs import env_has_oracle, env_source, env_specs
+from trl_env.envs.bridges import NAMESPACES
+from trl_env.envs.bridges._tables import (
+    REASONING_GYM_NO_STORED_ANSWER,
+    REASONING_GYM_TASKS,
+    TEXTARENA_GAMES,
+    reasoning_gym_id,
+)
 
 import trl_env
 
@@ -38,16 +45,18 @@ def test_missing_extra_names_the_install(
         gym.make(env_id)
 
 
-def test_every_bridged_id_is_registered_once_with_its_row() -> None:
-    register_bridges()  # idempotent
-    rows = catalogue_rows()
-    assert {row["source"] for row in rows} == set(SOURCES)
-    assert len({row["id"] for row in rows}) == len(rows) == len(bridged_ids())
-    for row in rows:
-        spec = gym.spec(row["id"])
-        assert spec.entry_point == row["entry_point"]
-        assert spec.max_episode_steps == row["max_episode_steps"]
-        assert set(row) >= {"id", "source", "description", "has_oracle"}
-        assert row["id"].startswith(
-            {"reasoning-gym": "reasoning_gym/", "textarena": "TextArena/"}[row["source"]]
-        )
+def test_every_bridged_task_and_game_is_registered_in_its_namespace() -> None:
+    expected = {
+        reasoning_gym_id(task): ("reasoning-gym", task not in REASONING_GYM_NO_STORED_ANSWER, None)
+        for task in REASONING_GYM_TASKS
+    } | {
+        f"TextArena/{game.name}-v0": ("textarena", game.has_oracle, game.max_episode_steps)
+        for game in TEXTARENA_GAMES
+    }
+    bridged = [spec for spec in env_specs() if env_source(spec) in NAMESPACES]
+    assert sorted(spec.id for spec in bridged) == sorted(expected)
+    for spec in bridged:
+        assert spec.namespace == NAMESPACES[env_source(spec)]
+        source, has_oracle, max_episode_steps = expected[spec.id]
+        assert (env_source(spec), env_has_oracle(spec)) == (source, has_oracle), spec.id
+        assert spec.max_episode_steps == max_episode_steps

@@ -17,7 +17,6 @@ pytest.importorskip("reasoning_gym")
 pytest.importorskip("textarena")
 
 import reasoning_gym
-from trl_env.envs.bridges import bridged_ids
 from trl_env.envs.bridges._answer_grammar import AnswerGrammarError, check_answer
 from trl_env.envs.bridges._scorer_pool import ScorerError, ScorerPool
 from trl_env.envs.bridges._tables import REASONING_GYM_ANSWER_GRAMMARS, reasoning_gym_id
@@ -27,9 +26,10 @@ from tests.conftest import text_env_ids
 from trl_env.error import GameGenerationError, TextEnvCheckError
 from trl_env.utils import check_hostile_replies
 
-RG_IDS = set(bridged_ids("reasoning-gym"))
+RG_IDS = {spec.id for spec in trl_env.envs.env_specs("reasoning-gym")}
 # Every registered ID but the OpenEnv client (its server runs one of these envs).
-ALL_IDS = sorted({*text_env_ids(), *bridged_ids()} - {"OpenEnv-v0"})
+BRIDGED_IDS = [spec.id for spec in trl_env.envs.env_specs() if spec.namespace is not None]
+ALL_IDS = sorted({*text_env_ids(), *BRIDGED_IDS})
 _EXECUTES_TEXT = {"eval", "exec", "compile", "parse_expr", "sympify", "S", "literal_eval"}
 
 

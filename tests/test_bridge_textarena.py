@@ -13,14 +13,13 @@ import pytest
 
 pytest.importorskip("textarena")
 
-from trl_env.envs.bridges import bridged_ids, catalogue_rows
 from trl_env.envs.bridges.textarena_oracles import SOLVERS
 
 import trl_env
 from trl_env.utils import check_text_env
 from trl_env.wrappers import LimitInvalidActions
 
-TA_IDS = bridged_ids("textarena")
+TA_IDS = [spec.id for spec in trl_env.envs.env_specs("textarena")]
 
 
 def play(env: gym.Env[str, str], seed: int | None, moves: int = 6) -> list[tuple]:
@@ -109,7 +108,9 @@ def test_unknown_game_and_game_kwargs() -> None:
         trl_env.envs.bridges.textarena_env.TextArenaEnv(game="NoSuchGame-v0")
 
 
-ORACLE_IDS = [row["id"] for row in catalogue_rows("textarena") if row["has_oracle"]]
+ORACLE_IDS = [
+    spec.id for spec in trl_env.envs.env_specs("textarena") if trl_env.envs.env_has_oracle(spec)
+]
 
 
 def test_oracle_table_matches_the_solvers() -> None:
@@ -178,7 +179,6 @@ def test_every_game_is_the_same_in_another_process() -> None:
     """Seeded episodes (random legal-looking replies) are identical in a second process."""
     script = (
         "import json, gymnasium as gym, numpy as np, trl_env\n"
-        "from trl_env.envs.bridges import bridged_ids\n"
         "def play(i):\n"
         "    env = gym.make(i); out = [env.reset(seed=5)[0]]; rng = np.random.default_rng(0)\n"
         "    for _ in range(3):\n"
@@ -186,7 +186,8 @@ def test_every_game_is_the_same_in_another_process() -> None:
         "        out.append([o, float(r), bool(t), bool(tr)])\n"
         "        if t or tr: break\n"
         "    return out\n"
-        "print(json.dumps({i: play(i) for i in bridged_ids('textarena')}))"
+        "ids = [spec.id for spec in trl_env.envs.env_specs('textarena')]\n"
+        "print(json.dumps({i: play(i) for i in ids}))"
     )
     runs = [
         subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)

@@ -28,7 +28,7 @@ from trl_env.cli import main
 from trl_env.eval import evaluate, find_oracle
 
 ROOT = Path(__file__).resolve().parent.parent
-CATALOGUE = [entry.id for entry in trl_env.REGISTRY]
+CATALOGUE = [spec.id for spec in trl_env.envs.env_specs("catalogue")]
 WITH_ORACLE = [env_id for env_id in CATALOGUE if find_oracle(env_id) is not None]
 WITHOUT_ORACLE = [env_id for env_id in CATALOGUE if env_id not in WITH_ORACLE]
 
@@ -116,8 +116,9 @@ def test_list_shows_every_catalogue_id_with_its_description(
     code, out, _ = run(capsys, "list")
     assert code == 0
     lines = out.splitlines()
-    for entry in trl_env.REGISTRY:
-        assert any(line.split()[0] == entry.id and entry.description in line for line in lines)
+    for spec in trl_env.envs.env_specs("catalogue"):
+        description = trl_env.envs.env_description(spec)
+        assert any(line.split()[0] == spec.id and description in line for line in lines)
 
 
 def test_list_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -127,7 +128,7 @@ def test_list_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert [row["id"] for row in rows][: len(CATALOGUE)] == CATALOGUE
     by_id = {row["id"]: row for row in rows}
     wordle = by_id["TextWordle-v0"]
-    assert wordle["description"] == trl_env.REGISTRY[0].description
+    assert wordle["description"] == trl_env.envs.env_description(gym.spec("TextWordle-v0"))
     assert wordle["max_episode_steps"] == 6 and wordle["source"] == "catalogue"
     assert all(by_id[env_id]["oracle"] for env_id in WITH_ORACLE)
     assert not any(by_id[env_id]["oracle"] for env_id in WITHOUT_ORACLE)

@@ -33,6 +33,9 @@ MODULES = [
     "trl_env.envs.bridges._answer_grammar",
     "trl_env.envs.bridges._scorer_pool",
     "trl_env.envs.bridges.reasoning_gym_env",
+    "trl_env.envs",
+    "trl_env.envs._catalogue",
+    "trl_env.envs.bridges",
 ]
 
 

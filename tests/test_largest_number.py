@@ -41,7 +41,7 @@ def test_parse_reply_non_string() -> None:
 
 
 def test_registered_and_first_observation() -> None:
-    assert "TextLargestNumber-v0" in {entry.id for entry in trl_env.REGISTRY}
+    assert "TextLargestNumber-v0" in {spec.id for spec in trl_env.envs.env_specs("catalogue")}
     env = gym.make("TextLargestNumber-v0")
     observation, info = env.reset(seed=0, options={"numbers": [[3, 8, 1, 5]]})
     assert observation == (

@@ -13,7 +13,9 @@ from trl_env.envs import GameNotRunningError, TextGame
 import trl_env
 
 ROOT = Path(__file__).resolve().parent.parent
-NATIVE_IDS = sorted(e.id for e in trl_env.REGISTRY if ".toy_text:" not in e.entry_point)
+NATIVE_IDS = sorted(
+    spec.id for spec in trl_env.envs.env_specs("catalogue") if ".toy_text:" not in spec.entry_point
+)
 GAME_MODULES = (
     "_common",
     "_countdown_math",

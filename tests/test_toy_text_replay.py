@@ -119,7 +119,11 @@ def test_seeded_episode_replays_bit_identically(index: int) -> None:
 
 def test_recordings_cover_every_toy_text_id_and_both_endings() -> None:
     recorded = _recorded()
-    ids = {entry.id for entry in trl_env.REGISTRY if "toy_text" in str(entry.entry_point)}
+    ids = {
+        spec.id
+        for spec in trl_env.envs.env_specs("catalogue")
+        if ".toy_text:" in str(spec.entry_point)
+    }
     assert ids == {row["id"] for row in recorded}
     last_steps = [row["episode"]["steps"][-1] for row in recorded]
     assert any(step["terminated"] for step in last_steps)

@@ -21,7 +21,7 @@ import pytest
 import trl_env
 
 TOY_TEXT_IDS = sorted(
-    entry.id for entry in trl_env.REGISTRY if "toy_text" in str(entry.entry_point)
+    spec.id for spec in trl_env.envs.env_specs("catalogue") if ".toy_text:" in str(spec.entry_point)
 )
 NUM_ENVS = 3
 STEPS = 40

@@ -104,10 +104,10 @@ def test_async_vector_env_batches_info(env_id: str) -> None:
 def test_every_native_game_is_a_text_game() -> None:
     from trl_env.envs._text_game import TextGame
 
-    native = [e for e in trl_env.REGISTRY if ".toy_text:" not in e.entry_point]
+    native = [s for s in trl_env.envs.env_specs("catalogue") if ".toy_text:" not in s.entry_point]
     assert len(native) == 14
-    for entry in native:
-        assert isinstance(gym.make(entry.id).unwrapped, TextGame), entry.id
+    for spec in native:
+        assert isinstance(gym.make(spec.id).unwrapped, TextGame), spec.id
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

@@ -19,9 +19,9 @@ Importing ``trl_env`` is light (gymnasium and numpy only). The TRL bridge
 import importlib as _importlib
 from typing import Any as _Any
 
+import trl_env.envs as _envs  # importing the catalogue registers every env with gymnasium
 from trl_env.adapters import GymnasiumToProtocol, ProtocolToGymnasium, is_text_space
 from trl_env.core import Action, Delta, Env, Language, Processor, Seed, TokenProcessor
-from trl_env.envs import REGISTRY, register_envs
 from trl_env.episode import Episode, Task, is_success
 from trl_env.error import (
     EnvErrorWarning,
@@ -59,7 +59,6 @@ _TRL_EXPORTS = frozenset(
 )
 
 __all__ = [
-    "REGISTRY",
     "Action",
     "ChatTemplateProcessor",
     "Delta",
@@ -101,7 +100,6 @@ __all__ = [
     "make_environment_factory",
     "make_rollout_func",
     "play_episode",
-    "register_envs",
     "register_protocol_env",
     "reset_envs",
     "run_episodes",
@@ -112,6 +110,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> _Any:
+    if name in ("REGISTRY", "register_envs"):  # deprecated (gym.registry is the catalogue)
+        return getattr(_envs, name)
     if name in _TRL_EXPORTS:
         module = _importlib.import_module("trl_env.trl")
         return getattr(module, name)
@@ -120,6 +120,3 @@ def __getattr__(name: str) -> _Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | _TRL_EXPORTS)
-
-
-register_envs()

@@ -110,6 +110,9 @@ class ReasoningGymEnv(gym.Env[str, str]):
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    description = "reasoning-gym task {task!r}: answer one generated problem."
+    """One line for ``trl-env list``, formatted with the env's arguments (see
+    :func:`trl_env.envs.env_description`)."""
 
     def __init__(
         self,

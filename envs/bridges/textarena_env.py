@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -11,6 +11,7 @@ import gymnasium as gym
 import numpy as np
 from trl_env.envs._common import check_render_mode, reset_needed
 from trl_env.envs.bridges._isolation import GlobalRandomState, import_extra, quiet
+from trl_env.envs.bridges._tables import TEXTARENA_GAMES
 
 from trl_env.spaces import DEFAULT_MAX_LENGTH, TextSpace
 
@@ -21,6 +22,9 @@ MAX_ACTION_CHARS = 4_000
 regular expressions like ``.*\\[(\\d+)\\].*``, which take quadratic time (hours on a 1 MB reply)."""
 
 _PLACEHOLDERS = {"{d}": "0123456789", "{L}": "ABC"}
+
+_GAME_LINES = {game.name: game.description for game in TEXTARENA_GAMES}
+"""Each bridged game's line for ``trl-env list``, by TextArena name."""
 
 
 @contextmanager
@@ -99,6 +103,16 @@ class TextArenaEnv(gym.Env[str, str]):
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
     num_players = 1
     """Players of the TextArena game; the model is player 0, subclasses script the others."""
+
+    @classmethod
+    def description(cls, arguments: Mapping[str, Any]) -> str:
+        """One line for ``trl-env list``: the game's line from the bridge's table.
+
+        A classmethod, not a template (see :func:`trl_env.envs.env_description`): the line is
+        class-level data picked by the ``game`` argument, read without importing TextArena.
+        """
+        name = str(arguments.get("game", "")).removesuffix("-v0")
+        return f"TextArena {name}: {_GAME_LINES.get(name, 'a TextArena game.')}"
 
     def __init__(
         self,

@@ -77,6 +77,7 @@ class TextBlackjackEnv(ToyTextEnv):
         Your hand totals 7. The dealer shows a 10.
     """
 
+    description = "Gymnasium's Blackjack as text: hit or stick to beat the dealer."
     actions = ("stick", "hit")
     synonyms: ClassVar[dict[str, list[str]]] = {
         "stick": ["stand", "stay", "hold"],

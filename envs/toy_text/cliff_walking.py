@@ -89,6 +89,7 @@ class TextCliffWalkingEnv(ToyTextEnv):
         You stepped onto the cliff and fell (-100). You are back at the start.
     """
 
+    description = "Gymnasium's CliffWalking as text: shortest path along a cliff."
     actions = _CLIFF_ACTIONS
     synonyms: ClassVar[dict[str, list[str]]] = GRID_SYNONYMS
 

@@ -90,6 +90,9 @@ class TextFrozenLakeEnv(ToyTextEnv):
         You (@) are at row 1, column 2.
     """
 
+    description = (
+        "Gymnasium's FrozenLake as text, on the {map_name} map: reach the goal, avoid the holes."
+    )
     actions = _LAKE_ACTIONS
     synonyms: ClassVar[dict[str, list[str]]] = GRID_SYNONYMS
 

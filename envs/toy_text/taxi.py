@@ -98,6 +98,7 @@ class TextTaxiEnv(ToyTextEnv):
         There is no passenger here to pick up (-10).
     """
 
+    description = "Gymnasium's Taxi as text: pick up a passenger and drop them at their stop."
     actions = _TAXI_ACTIONS
     synonyms: ClassVar[dict[str, list[str]]] = {
         "south": ["down", "s"],

@@ -9,7 +9,7 @@ import pytest
 import trl_env
 from trl_env.trl.warm_start import format_example_for
 
-NATIVE = [entry.id for entry in trl_env.REGISTRY]
+NATIVE = [spec.id for spec in trl_env.envs.env_specs("catalogue")]
 
 
 @pytest.mark.parametrize("env_id", NATIVE)

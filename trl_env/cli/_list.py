@@ -1,4 +1,8 @@
-"""``trl-env list``: every registered text environment ID with a one-line description."""
+"""``trl-env list``: every trl-env ID of ``gym.registry``, with a one-line description.
+
+Everything comes from the spec and its entry point's class (:mod:`trl_env.envs`): no env is made, and
+neither reasoning-gym nor TextArena is imported.
+"""
 
 from __future__ import annotations
 
@@ -6,116 +10,37 @@ import argparse
 import json
 from typing import Any
 
+from gymnasium.envs.registration import EnvSpec
+
 from trl_env.cli._common import Formatter
+from trl_env.envs import SOURCES, env_description, env_has_oracle, env_source, env_specs
 
 __all__ = ["add_parser"]
 
-_SOURCES = ("catalogue", "reasoning-gym", "textarena", "registered")
 
-
-def _first_doc_line(obj: Any) -> str:
-    doc = getattr(obj, "__doc__", None) or ""
-    for line in doc.strip().splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
-
-
-def _env_rows(with_oracles: bool, source: str | None = None) -> list[dict[str, Any]]:
-    """The catalogue's rows, then any other env registered through trl-env."""
-    import gymnasium as gym
-
-    import trl_env
-
-    rows: list[dict[str, Any]] = []
-    for entry in trl_env.REGISTRY:
-        rows.append(
-            {
-                "id": entry.id,
-                "description": entry.description,
-                "entry_point": entry.entry_point,
-                "max_episode_steps": entry.max_episode_steps,
-                "kwargs": dict(entry.kwargs),
-                "source": "catalogue",
-            }
-        )
-    from trl_env.envs.bridges import catalogue_rows
-
-    for row in catalogue_rows():  # from static tables: imports no bridged library
-        rows.append(
-            {
-                "id": row["id"],
-                "description": row["description"],
-                "entry_point": row["entry_point"],
-                "max_episode_steps": row["max_episode_steps"],
-                "kwargs": _jsonable(row["kwargs"]),
-                "source": row["source"],
-                "oracle": row["has_oracle"],
-            }
-        )
-    known = {row["id"] for row in rows}
-    for spec in gym.registry.values():
-        if spec.id in known:
-            continue
-        entry_point = spec.entry_point
-        inner = (spec.kwargs or {}).get("env") if isinstance(spec.kwargs, dict) else None
-        module = (
-            entry_point if isinstance(entry_point, str) else getattr(entry_point, "__module__", "")
-        )
-        if not (module or "").startswith("trl_env"):
-            continue
-        description = ""
-        target = inner if entry_point == "trl_env.adapters:ProtocolToGymnasium" else entry_point
-        if callable(target):
-            description = _first_doc_line(target)
-        elif isinstance(target, str):
-            try:
-                from trl_env.eval import _load
-
-                description = _first_doc_line(_load(target))
-            except Exception:  # a broken third-party entry point must not break `list`
-                description = ""
-        rows.append(
-            {
-                "id": spec.id,
-                "description": description or "(registered with trl-env; no description)",
-                "entry_point": entry_point if isinstance(entry_point, str) else repr(entry_point),
-                "max_episode_steps": spec.max_episode_steps,
-                "kwargs": _jsonable(
-                    {k: v for k, v in (spec.kwargs or {}).items() if k not in ("env",)}
-                ),
-                "source": "registered",
-            }
-        )
-    if source is not None:
-        rows = [row for row in rows if row["source"] == source]
-    if with_oracles:
-        from trl_env.eval import find_oracle
-
-        for row in rows:
-            if "oracle" in row:  # a bridged row knows it without making (importing) the env
-                continue
-            try:
-                row["oracle"] = find_oracle(row["id"]) is not None
-            except Exception:
-                row["oracle"] = False
-    return rows
-
-
-def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=repr))
+def _row(spec: EnvSpec) -> dict[str, Any]:
+    """What ``list`` shows of one registered ID, from its spec and class (never made)."""
+    entry_point = spec.entry_point
+    kwargs = {key: value for key, value in (spec.kwargs or {}).items() if key != "env"}
+    return {
+        "id": spec.id,
+        "description": env_description(spec),
+        "entry_point": entry_point if isinstance(entry_point, str) else repr(entry_point),
+        "max_episode_steps": spec.max_episode_steps,
+        "kwargs": json.loads(json.dumps(kwargs, default=repr)),  # tuples as lists, objects as repr
+        "source": env_source(spec),
+        "oracle": env_has_oracle(spec),
+    }
 
 
 def run(args: argparse.Namespace) -> int:
-    rows = _env_rows(with_oracles=args.oracles or args.json, source=args.source)
+    rows = [_row(spec) for spec in env_specs(args.source)]
     if args.json:
-        print(json.dumps(rows, indent=2, default=repr))
+        print(json.dumps(rows, indent=2))
         return 0
-    width = max(len(row["id"]) for row in rows) if rows else 2
+    width = max((len(row["id"]) for row in rows), default=2)
     for row in rows:
-        mark = ""
-        if args.oracles:
-            mark = "  [oracle]" if row["oracle"] else ""
+        mark = "  [oracle]" if args.oracles and row["oracle"] else ""
         source = "" if row["source"] == "catalogue" else f"[{row['source']}] "
         print(f"{row['id']:<{width}}  {source}{row['description']}{mark}")
     return 0
@@ -136,7 +61,7 @@ def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--source",
-        choices=_SOURCES,
+        choices=SOURCES,
         default=None,
         help="only the envs of one source: the trl-env catalogue, a bridged catalogue "
         "(reasoning-gym, textarena; each needs its extra to be made), or other envs "

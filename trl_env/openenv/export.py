@@ -76,9 +76,12 @@ def package_name(env_id: str) -> str:
 
 def _extras(env_id: str) -> list[str]:
     """The trl-env extras the server of ``env_id`` needs: openenv, and a bridged catalogue's."""
-    from trl_env.envs.bridges import SOURCES, bridged_ids
+    from trl_env.envs import env_source
+    from trl_env.envs.bridges import NAMESPACES
 
-    return ["openenv"] + [source for source in SOURCES if env_id in bridged_ids(source)]
+    spec = gym.registry.get(env_id)
+    source = env_source(spec) if spec is not None else "registered"
+    return ["openenv", source] if source in NAMESPACES else ["openenv"]
 
 
 def _env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
@@ -97,10 +100,9 @@ def _env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
 
 def _own_ids() -> set[str]:
     """The IDs that ``import trl_env`` registers: the catalogue and the bridged catalogues."""
-    from trl_env.envs import REGISTRY
-    from trl_env.envs.bridges import bridged_ids
+    from trl_env.envs import env_source, env_specs
 
-    return {entry.id for entry in REGISTRY} | set(bridged_ids())
+    return {spec.id for spec in env_specs() if env_source(spec) != "registered"}
 
 
 def _local_source(distribution: str) -> Path | None:
