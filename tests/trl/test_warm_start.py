@@ -1,4 +1,5 @@
-"""The warm start's format examples come from each env's own random_action(rng)."""
+"""The warm start: its format examples come from each env's own random_action(rng), its loss is on
+the replies only, and a run is reproducible from its seed."""
 
 from __future__ import annotations
 
@@ -26,3 +27,38 @@ def test_every_catalogue_env_has_a_well_formed_random_reply(env_id: str) -> None
 def test_an_env_without_random_action_names_the_fixes() -> None:
     with pytest.raises(ValueError, match="random_action"):
         format_example_for("CartPole-v1")
+
+
+def test_padded_rows_put_the_loss_on_the_targets_only() -> None:
+    from trl_env.trl.warm_start import _padded
+
+    input_ids, attention, labels = _padded([([1, 2, 3], [4, 5]), ([6], [7])], pad_id=0)
+    assert input_ids.tolist() == [[1, 2, 3, 4, 5], [6, 7, 0, 0, 0]]
+    assert attention.tolist() == [[1, 1, 1, 1, 1], [1, 1, 0, 0, 0]]
+    assert labels.tolist() == [[-100, -100, -100, 4, 5], [-100, 7, -100, -100, -100]]
+
+
+def test_warm_start_is_reproducible_and_fails_before_training(tiny_model_dir: str) -> None:
+    import torch
+
+    from trl_env.trl.models import load_model_and_tokenizer
+    from trl_env.trl.warm_start import warm_start
+
+    def run(seed: int) -> tuple[list[tuple[int, float]], object]:
+        model, tokenizer = load_model_and_tokenizer(tiny_model_dir)
+        calls: list[tuple[int, float]] = []
+        stats = warm_start(
+            model, tokenizer, ["TextLargestNumber-v0", "TextGuessNumber-v0"], steps=3, batch_size=2, seed=seed,
+            callback=lambda step, loss: calls.append((step, loss)),
+        )  # fmt: skip
+        assert not model.training and stats.steps == 3
+        assert stats.first_loss == pytest.approx(sum(loss for _, loss in calls) / 3)
+        return calls, model
+
+    first, model = run(seed=1)
+    assert [step for step, _ in first] == [1, 2, 3]
+    assert run(seed=1)[0] == first and run(seed=2)[0] != first
+    before = [p.detach().clone() for p in model.parameters()]
+    with pytest.raises(ValueError, match="random_action"):
+        warm_start(model, load_model_and_tokenizer(tiny_model_dir)[1], ["CartPole-v1"])
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))

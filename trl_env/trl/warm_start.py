@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -113,28 +114,122 @@ class WarmStartStats:
     seconds: float
 
 
-def _examples(
-    env_ids: Sequence[str],
-    count: int,
-    rng: np.random.Generator,
-    processor: ChatTemplateProcessor,
-    system_prompt: str | None,
-    env_kwargs: dict[str, Any],
-    envs: dict[str, gym.Env],
-) -> list[tuple[list[int], list[int]]]:
-    tokenizer = processor.tokenizer
-    batch = []
-    for _ in range(count):
-        env_id = env_ids[int(rng.integers(len(env_ids)))]
-        if env_id not in envs:
-            envs[env_id] = gym.make(env_id, **env_kwargs)
-        env = envs[env_id]
-        observation, _ = env.reset(seed=int(rng.integers(2**31 - 1)))
-        prompt = processor.initial_prompt_ids(system_prompt, observation)
-        reply = format_example_for(env_id)(env, rng)
-        target = tokenizer.encode(reply, add_special_tokens=False) + [processor.end_of_turn_id]
-        batch.append((prompt, target))
-    return batch
+def _check_settings(ids: Sequence[str], steps: int, batch_size: int, learning_rate: float) -> None:
+    """Fail before any training: no env, a non-positive setting, or an env with no known format."""
+    if not ids:
+        raise ValueError("env_ids is empty: pass one registered ID or a list of them")
+    if steps < 1 or batch_size < 1 or learning_rate <= 0:
+        raise ValueError(
+            f"steps, batch_size and learning_rate must be positive; got {steps}, {batch_size}, "
+            f"{learning_rate}"
+        )
+    for env_id in dict.fromkeys(ids):
+        format_example_for(env_id)
+
+
+_Example = tuple[list[int], list[int]]  # (prompt token ids, target token ids)
+
+
+class _FormatExamples:
+    """Draws format-only examples: an env's first observation, rendered as the rollout renders it,
+    and a random well-formed reply ending the turn. Every choice (the env, its seed, the reply)
+    comes from one generator seeded with ``seed``; each env is made once and kept."""
+
+    def __init__(
+        self,
+        env_ids: Sequence[str],
+        processor: ChatTemplateProcessor,
+        system_prompt: str | None,
+        env_kwargs: dict[str, Any],
+        seed: int,
+    ) -> None:
+        self.env_ids, self.processor = env_ids, processor
+        self.system_prompt, self.env_kwargs = system_prompt, env_kwargs
+        self.rng = np.random.default_rng(seed)
+        self.envs: dict[str, gym.Env] = {}
+
+    def draw(self, count: int) -> list[_Example]:
+        """``count`` examples ``(prompt_ids, target_ids)``."""
+        rng, tokenizer = self.rng, self.processor.tokenizer
+        batch = []
+        for _ in range(count):
+            env_id = self.env_ids[int(rng.integers(len(self.env_ids)))]
+            if env_id not in self.envs:
+                self.envs[env_id] = gym.make(env_id, **self.env_kwargs)
+            env = self.envs[env_id]
+            observation, _ = env.reset(seed=int(rng.integers(2**31 - 1)))
+            prompt = self.processor.initial_prompt_ids(self.system_prompt, observation)
+            reply = format_example_for(env_id)(env, rng)
+            target = tokenizer.encode(reply, add_special_tokens=False)
+            batch.append((prompt, target + [self.processor.end_of_turn_id]))
+        return batch
+
+    def close(self) -> None:
+        """Close the envs made so far."""
+        for env in self.envs.values():
+            env.close()
+
+
+def _padded(
+    batch: Sequence[_Example], pad_id: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask, labels)`` of the rows ``prompt + target``, padded on the
+    right; the labels are the target tokens, ``-100`` (no loss) everywhere else."""
+    width = max(len(p) + len(t) for p, t in batch)
+    input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(batch), width), dtype=torch.long)
+    labels = torch.full((len(batch), width), -100, dtype=torch.long)
+    for row, (prompt, target) in enumerate(batch):
+        ids_row = prompt + target
+        input_ids[row, : len(ids_row)] = torch.tensor(ids_row)
+        attention[row, : len(ids_row)] = 1
+        labels[row, len(prompt) : len(ids_row)] = torch.tensor(target)
+    return input_ids, attention, labels
+
+
+def _train_step(
+    model: Any,
+    optimizer: torch.optim.Optimizer,
+    batch: Sequence[_Example],
+    pad_id: int,
+) -> float:
+    """One optimizer step on ``batch`` (gradients clipped to norm 1); the step's loss."""
+    device = next(model.parameters()).device
+    input_ids, attention, labels = _padded(batch, pad_id)
+    output = model(
+        input_ids=input_ids.to(device),
+        attention_mask=attention.to(device),
+        labels=labels.to(device),
+    )
+    optimizer.zero_grad(set_to_none=True)
+    output.loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return float(output.loss.detach())
+
+
+def _train(
+    model: Any,
+    next_batch: Callable[[], list[_Example]],
+    steps: int,
+    learning_rate: float,
+    pad_id: int,
+    callback: Callable[[int, float], None] | None,
+) -> list[float]:
+    """``steps`` AdamW steps, each on ``next_batch()``, in train mode (eval mode after, whatever
+    happens); the losses of the steps."""
+    trainable = (p for p in model.parameters() if p.requires_grad)
+    optimizer = torch.optim.AdamW(trainable, lr=learning_rate, weight_decay=0.0)
+    losses: list[float] = []
+    model.train()
+    try:
+        for step in range(1, steps + 1):
+            losses.append(_train_step(model, optimizer, next_batch(), pad_id))
+            if callback is not None:
+                callback(step, losses[-1])
+    finally:
+        model.eval()
+    return losses
 
 
 def warm_start(
@@ -176,56 +271,16 @@ def warm_start(
         ValueError: For an env with no known reply format, or non-positive settings.
     """
     ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
-    if not ids:
-        raise ValueError("env_ids is empty: pass one registered ID or a list of them")
-    if steps < 1 or batch_size < 1 or learning_rate <= 0:
-        raise ValueError(
-            f"steps, batch_size and learning_rate must be positive; got {steps}, {batch_size}, "
-            f"{learning_rate}"
-        )
-    for env_id in dict.fromkeys(ids):
-        format_example_for(env_id)  # fail before any training
+    _check_settings(ids, steps, batch_size, learning_rate)
     processor = ChatTemplateProcessor(tokenizer)
+    examples = _FormatExamples(ids, processor, system_prompt, env_kwargs or {}, seed)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    device = next(model.parameters()).device
-    rng = np.random.default_rng(seed)
-    envs: dict[str, gym.Env] = {}
-    optimizer = torch.optim.AdamW(
-        (p for p in model.parameters() if p.requires_grad), lr=learning_rate, weight_decay=0.0
-    )
-    losses: list[float] = []
     start = time.perf_counter()
-    model.train()
     try:
-        for step in range(1, steps + 1):
-            batch = _examples(
-                ids, batch_size, rng, processor, system_prompt, env_kwargs or {}, envs
-            )
-            width = max(len(p) + len(t) for p, t in batch)
-            input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(batch), width), dtype=torch.long)
-            labels = torch.full((len(batch), width), -100, dtype=torch.long)
-            for row, (prompt, target) in enumerate(batch):
-                ids_row = prompt + target
-                input_ids[row, : len(ids_row)] = torch.tensor(ids_row)
-                attention[row, : len(ids_row)] = 1
-                labels[row, len(prompt) : len(ids_row)] = torch.tensor(target)
-            output = model(
-                input_ids=input_ids.to(device),
-                attention_mask=attention.to(device),
-                labels=labels.to(device),
-            )
-            optimizer.zero_grad(set_to_none=True)
-            output.loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            losses.append(float(output.loss.detach()))
-            if callback is not None:
-                callback(step, losses[-1])
+        next_batch = functools.partial(examples.draw, batch_size)
+        losses = _train(model, next_batch, steps, learning_rate, pad_id, callback)
     finally:
-        model.eval()
-        for env in envs.values():
-            env.close()
+        examples.close()
     return WarmStartStats(
         steps=steps,
         first_loss=float(np.mean(losses[:10])),
