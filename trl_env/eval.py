@@ -44,7 +44,7 @@ import numpy as np
 from trl_env._checks import _load, check_env_id, make_text_env  # noqa: F401
 from trl_env._eval_report import EvalReport, format_table, write_outputs
 from trl_env._model_options import ModelOptions
-from trl_env._progress import _Progress
+from trl_env._progress import _Progress, _TurnCounter
 from trl_env.episode import Episode, Task
 from trl_env.error import Error, MissingExtraError, NoOracleError, UsageError  # noqa: F401
 from trl_env.play import run_episodes
@@ -217,7 +217,7 @@ def _play_simple(
             episode = Episode(Task(env_id, str(seed), dict(kwargs)))
             run_episodes([episode], [env], policy, max_turns=turn_cap)
             episodes.append(episode)
-            bar.advance()
+            bar.advance(turns=episode.turns)
     return episodes
 
 
@@ -241,17 +241,19 @@ def _play_model(
     bar = _Progress(len(env_ids) * len(seeds) * (1 + samples), progress, "episodes")
     start = time.perf_counter()
     sampled: list[list[Episode]] = [[] for _ in range(samples)]
+    processor, generator = model
     try:
+        # Turns count as they are played: a batch's episodes may take minutes to end.
         results = play_model(
-            model, env_ids, seeds, options, env_kwargs=kwargs, max_turns=max_turns,
-            on_batch=bar.advance,
+            (processor, _TurnCounter(generator, bar.add_turns)), env_ids, seeds, options,
+            env_kwargs=kwargs, max_turns=max_turns, on_batch=bar.advance,
         )  # fmt: skip
         if samples:
-            processor, generator = model
             clear = getattr(generator, "clear_cache", None)
             if callable(clear):  # the main run's key/value states are not needed any more
                 clear()
-            sampler = (processor, sampling_generator(generator, sample_temperature))
+            sampling = sampling_generator(generator, sample_temperature)
+            sampler = (processor, _TurnCounter(sampling, bar.add_turns))
             copies = [seed for seed in seeds for _ in range(samples)]  # a seed's copies batched
             played = play_model(
                 sampler, env_ids, copies, options, env_kwargs=kwargs, max_turns=max_turns,
@@ -323,7 +325,8 @@ def evaluate(
             for a random/oracle policy on an env registered without one).
         model_options: Generation settings for a model policy.
         record_transcripts: Keep every episode's transcript in the results.
-        progress: Show a progress bar on stderr.
+        progress: Show progress on stderr (episodes done and turns played): a bar on a
+            terminal, rate-limited lines otherwise.
         samples: ``k``, the sampled episodes per seed for pass@k and avg@k (0: none). They are
             in :attr:`EvalReport.sampled_episodes`, one list per sample.
         sample_temperature: The temperature of a model's samples (above 0; ignored by the
