@@ -1,7 +1,7 @@
 """Learning, shown: a default ``trl-env train`` run with the built-in tiny model, on a CPU.
 
 Runs exactly what ``trl-env train TextLargestNumber-v0`` runs (same options, same defaults, same
-torch thread count, via ``trl_env.trl.train.add_arguments`` / ``train``), then prints the mean
+torch thread count, via ``trl_env.cli._train.add_arguments`` / ``train``), then prints the mean
 reward of the first and last 10 GRPO steps, their ratio, the absolute gain, the wall time and the
 last held-out eval, and checks them against the bar of ``docs/learning.md``: last-10 mean at least
 twice the first-10 mean and at least 0.2 higher, within 10 minutes.
@@ -75,12 +75,10 @@ def _own_parser() -> argparse.ArgumentParser:
 
 
 def _train_parser() -> argparse.ArgumentParser:
-    from trl_env.cli._threads import add_threads_option
-    from trl_env.trl.train import add_arguments
+    from trl_env.cli._train import add_arguments  # train's options, --threads included
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_arguments(parser)
-    add_threads_option(parser)
     parser.add_argument(
         "--seeds",
         type=int,
@@ -138,8 +136,9 @@ def _run_one(args: argparse.Namespace) -> dict[str, Any]:
     """One training run, in this process: its figures (and the per-step rewards)."""
     import torch
 
-    from trl_env.cli._threads import set_torch_threads
-    from trl_env.trl.train import config_from_args, train
+    from trl_env.cli._train import config_from_args
+    from trl_env.trl._threads import set_torch_threads
+    from trl_env.trl.train import train
 
     set_torch_threads(args.threads, announce=False)  # as trl-env train does
     scratch = None

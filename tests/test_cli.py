@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import time
-import types
 from pathlib import Path
 from typing import Any
 
@@ -554,14 +553,14 @@ def test_policy_typo(capsys: pytest.CaptureFixture[str]) -> None:
 def test_missing_trl_extra(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # Simulate an install without the extra: importing `trl` fails, trl_env.trl is re-imported.
+    # Simulate an install without the extra: importing `trl` fails.
     monkeypatch.setitem(sys.modules, "trl", None)
-    monkeypatch.delitem(sys.modules, "trl_env.trl", raising=False)
-    monkeypatch.delitem(sys.modules, "trl_env.trl.train", raising=False)
     code, _, err = run(capsys, "eval", "TextWordle-v0", "--policy", str(tmp_path))
-    assert_one_line_error(code, err, 1, 'pip install "trl-env[trl]"')
-    code, _, err = run(capsys, "train", "--help")
-    assert_one_line_error(code, err, 1, 'pip install "trl-env[trl]"')
+    assert_one_line_error(code, err, 2, 'pip install "trl-env[trl]"')
+    code, _, err = run(capsys, "train", "TextLargestNumber-v0")
+    assert_one_line_error(code, err, 2, 'pip install "trl-env[trl]"')
+    code, out, _ = run(capsys, "train", "--help")  # the options need no torch
+    assert code == 0 and "--max-new-tokens" in out
 
 
 def test_use_vllm_without_a_gpu(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -635,47 +634,35 @@ def test_errors_end_to_end_in_a_subprocess() -> None:
 # --- train --------------------------------------------------------------------------------------
 
 
-def test_train_is_wired_to_the_train_module(
+ENV_LARGEST = "TextLargestNumber-v0"
+
+
+def test_train_runs_the_config_of_its_options(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seen: dict[str, Any] = {}
-
-    def add_arguments(parser: Any) -> None:
-        parser.add_argument("--model", required=True)
-        parser.add_argument("--steps", type=int, default=1)
-
-    def run_(args: Any) -> int:
-        seen.update(model=args.model, steps=args.steps)
-        return 3
-
-    fake = types.ModuleType("trl_env.trl.train")
-    fake.add_arguments, fake.run = add_arguments, run_  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "trl_env.trl.train", fake)
-    code, _, _ = run(capsys, "train", "--model", "m", "--steps", "5")
-    assert code == 3 and seen == {"model": "m", "steps": 5}
-    code, out, _ = run(capsys, "train", "--help")
-    assert code == 0 and "--steps" in out
-    code, _, err = run(capsys, "train")
-    assert_one_line_error(code, err, 2, "--model")
-
-
-def test_train_module_missing(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(sys.modules, "trl_env.trl.train", None)
-    code, _, err = run(capsys, "train", "--help")
-    assert_one_line_error(code, err, 1, "train command is not available")
-
-
-@pytest.mark.skipif(
-    not (ROOT / "trl_env" / "trl" / "train.py").exists(),
-    reason="trl_env/trl/train.py (the training command) does not exist yet",
-)
-def test_train_help_with_the_real_module(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("trl")
+    import trl_env.trl.training.run as train_run
+
+    seen: list[Any] = []
+
+    def fake_train(env_ids: Any, *, config: Any) -> Any:
+        seen.append(config)
+        raise ValueError("--output-dir x already holds files")  # train()'s "bad setting"
+
+    monkeypatch.setattr(train_run, "train", fake_train)
+    code, _, err = run(capsys, "train", "TextLargestNumber-v0", "--max-steps", "3", "--lr", "0.1")
+    assert_one_line_error(code, err, 2, "already holds files")
+    config = seen[0]
+    assert (config.env_ids, config.max_steps, config.learning_rate) == ([ENV_LARGEST], 3, 0.1)
+    code, _, err = run(capsys, "train")
+    assert_one_line_error(code, err, 2, "required: ID")
+
+
+def test_train_help_with_the_real_module(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "train", "--help")
     assert code == 0, err
     assert out.startswith("usage: trl-env train")
+    assert "--config FILE" in out and "--plot, --no-plot" in out
 
 
 def test_list_shows_bridged_ids_by_source_and_filters(capsys) -> None:

@@ -22,9 +22,9 @@ import pytest
 pytest.importorskip("openenv")
 
 import trl_env  # noqa: F401  (registers OpenEnv-v0)
+from trl_env.cli import main  # `python -m trl_env.openenv` runs the same command
 from trl_env.error import EpisodeOverError, NotATextEnvError
 from trl_env.openenv import OpenEnvConnectionError, make_app
-from trl_env.openenv.cli import main
 from trl_env.utils import check_text_env
 
 WORDS = ["[crane]", "[slate]", "hello there", "[moist]", "[pound]", "[light]", "[brick]"]
@@ -238,19 +238,17 @@ def test_serve_errors_are_clear(capsys) -> None:
     assert main(["serve", "TextWordel-v0", "--port", str(free_port())]) == 2
     err = capsys.readouterr().err
     assert "Did you mean: `TextWordle`" in err  # gymnasium's hint
-    assert err.startswith("trl-env serve: error: ") and "(see `trl-env list`)" in err
+    assert err.startswith("trl-env serve: error: ") and "trl-env list" in err
     with pytest.raises(NotATextEnvError, match="only text envs can be served"):
         make_app("CartPole-v1")
-    with pytest.raises(SystemExit):
-        main(["serve", "TextWordle-v0", "--env-kwargs", "[1, 2]"])
+    assert main(["serve", "TextWordle-v0", "--env-kwargs", "[1, 2]"]) == 2
     assert "JSON object" in capsys.readouterr().err
     with pytest.raises(ValueError, match="base_url must be a server URL"):
         gym.make("OpenEnv-v0", base_url=[])
     with pytest.raises(ValueError, match="message_timeout"):
         gym.make("OpenEnv-v0", base_url="http://127.0.0.1:1", message_timeout=0)
-    with pytest.raises(SystemExit):
-        main(["serve", "TextWordle-v0", "--max-sessions", "0"])
-    assert "must be a positive integer" in capsys.readouterr().err
+    assert main(["serve", "TextWordle-v0", "--max-sessions", "0"]) == 2
+    assert "expected a positive integer" in capsys.readouterr().err
 
 
 def test_server_meets_openenvs_runtime_standard(wordle_server) -> None:

@@ -46,8 +46,8 @@ import yaml  # an openenv-core dependency
 import trl_env
 from tests import test_openenv as served  # modules: their tests are not collected here
 from tests.test_docker_context import parse_dockerfile
+from trl_env.cli import main  # `python -m trl_env.openenv` runs the same command
 from trl_env.error import UsageError
-from trl_env.openenv.cli import main
 from trl_env.openenv.export import build_trl_env_wheel, export_openenv_dir, package_name
 
 ENV_ID = "TextWordle-v0"

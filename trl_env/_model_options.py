@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trl_env._configs import MAX_NEW_TOKENS_PER_TURN
+
 __all__ = ["ModelOptions"]
 
 
@@ -15,7 +17,7 @@ __all__ = ["ModelOptions"]
 class ModelOptions:
     """How a model policy generates (``trl-env eval --policy <model>``)."""
 
-    max_new_tokens: int = 256
+    max_new_tokens: int = MAX_NEW_TOKENS_PER_TURN
     """Tokens one model turn may sample."""
     max_completion_length: int = 4096
     """Tokens of a whole episode after the prompt (model and environment turns)."""

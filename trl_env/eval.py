@@ -136,14 +136,11 @@ def policy_kind(policy: str) -> str:
     return "model"
 
 
-def _import_bridge() -> Any:
-    try:
-        import trl_env.trl as bridge
-    except MissingExtraError:
-        raise
-    except ImportError as error:  # a broken install: name the extra all the same
-        raise MissingExtraError("trl", "evaluating a model", error.name or "trl") from None
-    return bridge
+def _import_bridge() -> None:
+    """The ``trl`` extra, or a :class:`MissingExtraError` that names the install."""
+    from trl_env.trl._lazy import require_trl  # trl_env.trl itself loads lazily
+
+    require_trl("evaluating a model")
 
 
 _DEFAULT_TURN_CAP = 1000  # for envs registered without max_episode_steps

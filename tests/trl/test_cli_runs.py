@@ -14,7 +14,8 @@ pytest.importorskip("trl")
 import torch
 
 import trl_env.eval
-from trl_env.cli import _threads, main
+from trl_env.cli import main
+from trl_env.trl import _threads
 from trl_env.trl.training.callbacks import Progress
 
 ENV = "TextLargestNumber-v0"

@@ -202,7 +202,7 @@ def test_bad_credit_and_gamma(credit_value: Any, gamma: Any, match: str) -> None
 
 
 def test_train_options() -> None:
-    from trl_env.trl.training import add_arguments, config_from_args
+    from trl_env.cli._train import add_arguments, config_from_args
 
     parser = argparse.ArgumentParser(prog="trl-env train")
     add_arguments(parser)

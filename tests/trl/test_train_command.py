@@ -1,4 +1,5 @@
-"""``trl-env train`` (``trl_env.trl.train``): options, defaults, errors, and short real runs.
+"""``trl-env train`` (``trl_env.cli._train`` over ``trl_env.trl.train``): options, defaults, errors,
+``--config`` files, and short real runs.
 
 The runs use the built-in tiny model or the session's ``tiny_model_dir`` and 1-2 GRPO steps; they
 are marked ``slow`` because they train (CI runs them), and each takes seconds.
@@ -19,16 +20,11 @@ pytest.importorskip("trl")
 
 import transformers
 
+from trl_env.cli import main
+from trl_env.cli._train import add_arguments, config_from_args
 from trl_env.trl import train as train_module
 from trl_env.trl.tiny import load_model_and_tokenizer
-from trl_env.trl.train import (
-    TrainConfig,
-    TrainResult,
-    add_arguments,
-    config_from_args,
-    run,
-    train,
-)
+from trl_env.trl.train import TrainConfig, TrainResult, train
 
 ENV = "TextLargestNumber-v0"
 # Small and fast: 2 tasks x 8 generations per step, a few warm-start steps.
@@ -42,7 +38,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def run_cli(argv: list[str]) -> int:
-    return run(parse(argv))
+    return main(["train", *argv])
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -191,7 +187,7 @@ def test_hub_ids_go_through_from_pretrained(
 
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", offline)
     argv = [ENV, "--model", "some-org/some-model", "--output-dir", str(tmp_path), "--no-progress"]
-    assert run_cli(argv) == 2
+    assert run_cli(argv) == 1  # a model that cannot be loaded: a runtime failure, as in eval
     assert names == ["some-org/some-model"]
     assert "couldn't connect to the Hub" in capsys.readouterr().err
 
@@ -229,6 +225,29 @@ def test_run_writes_csv_png_and_checkpoints(
     assert (out / "checkpoint-1").is_dir() and (out / "checkpoint-2").is_dir()
     # The warm-started model the run started from is kept too.
     assert (out / "warm-start" / "config.json").is_file()
+
+
+@pytest.mark.slow
+def test_a_run_repeats_from_its_config_yaml(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    first, again = tmp_path / "first", tmp_path / "again"
+    argv = [ENV, "--output-dir", str(first), *FAST, "--max-steps", "1", "--no-plot"]
+    assert run_cli([*argv, "--eval-every", "0"]) == 0
+    written = yaml.safe_load((first / "config.yaml").read_text())
+    assert written["max_steps"] == 1 and written["output_dir"] == str(first)
+    assert written["learning_rate"] == 1e-3  # resolved: the tiny model's default, written out
+    assert "overwrite" not in written and "resume" not in written
+    # The run folder already holds a run: the file's output_dir is refused, a flag overrides it.
+    assert run_cli(["--config", str(first / "config.yaml")]) == 2
+    assert "already holds files" in capsys.readouterr().err
+    assert run_cli(["--config", str(first / "config.yaml"), "--output-dir", str(again)]) == 0
+    repeated = yaml.safe_load((again / "config.yaml").read_text())
+    assert repeated == {**written, "output_dir": str(again)}
+    rewards = [[row["reward"] for row in read_csv(run / "metrics.csv")] for run in (first, again)]
+    assert rewards[0] == rewards[1]  # the same seeded run
 
 
 @pytest.mark.slow
@@ -307,7 +326,7 @@ def test_python_api_on_two_envs(tmp_path: Path) -> None:
 
 
 def test_module_exports() -> None:
-    assert set(train_module.__all__) >= {"TrainConfig", "TrainResult", "add_arguments", "run"}
+    assert set(train_module.__all__) >= {"TrainConfig", "TrainResult", "train", "eval_command"}
 
 
 # ---------------------------------------------------------------------------- options from the config

@@ -1,26 +1,38 @@
-"""The ``trl-env`` command line: list, play, evaluate and train on text environments.
+"""The ``trl-env`` command line: list, play, evaluate, train and serve text environments.
 
-One module per command (``_list``, ``_play``, ``_eval``, ``_train``, ``_replay``, ``_serve``,
-...); this one builds the parser and runs a command. ``trl-env list``, ``play`` and ``replay``
-need only the base install (gymnasium, numpy); ``trl-env eval --policy <model>`` and
-``trl-env train`` need
-``pip install "trl-env[trl]"`` and ``trl-env serve`` needs ``pip install "trl-env[openenv]"``,
-imported only when those run. Errors are one line on stderr
-(``--debug`` adds the traceback); the exit status is 0 on success, 2 for a usage error (a bad
-option, an unknown env ID, a model path that does not exist, an env without an oracle), 1 for a
-runtime failure (a missing extra, no GPU for vLLM, a model that fails to load), 130 when
-interrupted.
+One module per command (``_list``, ``_play``, ``_eval``, ``_train``, ``_demos``, ``_sft``,
+``_replay``, ``_serve``, ``_check``); this one builds the parser and runs a command.
+
+**Options from configs.** ``train``, ``eval``, ``serve``, ``demos``, ``sft`` and ``replay`` take
+one config dataclass each (``TrainConfig``, ``EvalConfig``, ``ServeConfig``, ``DemosConfig``,
+``SFTRunConfig``, ``ReplayConfig``); their options are generated from its fields by
+:mod:`trl_env.cli._arguments`, and ``--config FILE.yaml`` sets the same fields from a file (flags
+override it). ``train`` writes its resolved settings to ``RUN/config.yaml`` and ``eval --out DIR``
+to ``DIR/config.yaml``, so ``--config`` repeats them. Building every parser imports no torch.
+
+**Extras.** ``list``, ``play``, ``check``, ``demos``, ``replay`` and ``eval`` with the random or
+oracle policy need only the base install; ``eval --policy MODEL``, ``train`` and ``sft`` need
+``pip install "trl-env[trl]"``, ``serve`` needs ``pip install "trl-env[openenv]"``, imported only
+when those run.
+
+**Errors** (:mod:`trl_env.cli._errors`, the one policy of every command) are one line on stderr,
+``trl-env CMD: error: ...`` (``--debug`` adds the traceback). The exit status is 0 on success;
+2 when the command cannot run as asked: a usage error (a bad option or value, a bad ``--config``
+file, an unknown or non-text env ID, a model path that does not exist, an env without an oracle)
+or a missing optional package (the line names the ``pip install``); 1 for a runtime failure (a
+model that fails to load, no GPU for vLLM, an env that crashed); 130 when interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from collections.abc import Sequence
 
 from trl_env.cli import _check, _demos, _eval, _list, _play, _replay, _serve, _sft, _train
-from trl_env.cli._common import PROG, CommandLineError, Formatter, Parser, error_line
+from trl_env.cli._arguments import apply_config_file, config_file_in
+from trl_env.cli._common import PROG, CommandLineError, Formatter, Parser
+from trl_env.cli._errors import report
 
 __all__ = ["build_parser", "main"]
 
@@ -42,13 +54,14 @@ examples:
   trl-env eval TextWordle-v0 TextMastermind-v0 --policy random --episodes 200 --out runs/random
   trl-env eval TextWordle-v0 --policy Qwen/Qwen3-0.6B --episodes 64 --out runs/qwen
   trl-env train --help                              # GRPO training options
+  trl-env train --config runs/x/config.yaml --out runs/x2  # repeat a run (flags override)
   trl-env demos TextTicTacToe-v0 --policy oracle --out demos/ttt  # oracle episodes as SFT data
   trl-env sft TextTicTacToe-v0 --model M --lora --demos demos/ttt  # warm start on them
   trl-env replay runs/ttt --worst                   # the worst episodes a run saved
   trl-env serve TextWordle-v0 --port 8000           # an OpenEnv server, one session per episode
 
 Run `trl-env COMMAND --help` for the options of a command.
-Exit status: 0 ok, 1 runtime failure, 2 usage error (see --help of each command)."""
+Exit status: 0 ok, 1 runtime failure, 2 usage error or missing package, 130 interrupted."""
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
@@ -61,9 +74,8 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
-def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """The ``trl-env`` parser. ``train``'s options are added only when ``argv`` runs ``train``
-    (they come from ``trl_env.trl.train``, which imports torch)."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``trl-env`` parser, every command's options included (building it imports no torch)."""
     from trl_env import __version__
 
     debug = Parser(add_help=False)
@@ -84,65 +96,56 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         "--debug", action="store_true", default=False, help="on error, show the full traceback"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-
-    _list.add_parser(commands, [debug])
-    _check.add_parser(commands, [debug])
-    _play.add_parser(commands, [debug])
-    _eval.add_parser(commands, [debug])
-    _train.add_parser(commands, [debug], load=_command_of(argv) == "train")
-    _demos.add_parser(commands, [debug])
-    _sft.add_parser(commands, [debug], load=_command_of(argv) == "sft")
-    _replay.add_parser(commands, [debug])
-    _serve.add_parser(commands, [debug])
+    for command in (_list, _check, _play, _eval, _train, _demos, _sft, _replay, _serve):
+        command.add_parser(commands, [debug])
     return parser
+
+
+def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """Parse ``argv``; a ``--config FILE`` first sets the defaults of the command's options."""
+    command = _command_of(argv)
+    subparsers = next(
+        (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None
+    )
+    sub = subparsers.choices.get(command) if subparsers and command else None
+    path = None
+    if sub is not None and any(action.dest == "config" for action in sub._actions):
+        path = config_file_in(argv, sub.prog)
+        if path is not None:
+            apply_config_file(sub, path)
+    args = parser.parse_args(argv)
+    if getattr(args, "config", None) != path:  # an abbreviation the first look did not see
+        raise CommandLineError(sub.prog if sub else PROG, "write --config in full")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``trl-env`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv[: argv.index("--")] if "--" in argv else "--debug" in argv
-    prog = PROG
+    prog, kept = PROG, ""
     try:
-        parser = build_parser(argv)
-        args = parser.parse_args(argv)
+        parser = build_parser()
+        args = parse_command_line(parser, argv)
         if args.command is None:
             parser.print_help()
             return 0
-        prog = f"{PROG} {args.command}"
+        prog, kept = f"{PROG} {args.command}", getattr(args, "on_interrupt", "")
         debug = debug or bool(getattr(args, "debug", False))
         return int(args.func(args))
     except CommandLineError as error:
-        print(error_line(error.prog, str(error)), file=sys.stderr)
-        return 2
+        return report(error, error.prog, debug=False)
     except SystemExit as exit_:  # --help, --version
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 1)
-    except KeyboardInterrupt:
-        print(f"\n{prog}: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:  # `trl-env list | head`: stop quietly, as other commands do
         import os
 
         # Point stdout at devnull so that the interpreter's final flush does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except Exception as error:
-        from trl_env.error import MissingExtraError
-        from trl_env.eval import UsageError
-
-        if debug:
-            traceback.print_exc()
-        message = str(error) or type(error).__name__
-        if not isinstance(error, UsageError | MissingExtraError) and not _is_ours(error):
-            message = f"{type(error).__name__}: {message}"
-        print(error_line(prog, message), file=sys.stderr)
-        return 2 if isinstance(error, UsageError) else 1
-
-
-def _is_ours(error: BaseException) -> bool:
-    from trl_env.error import Error
-
-    return isinstance(error, Error)
+    except (Exception, KeyboardInterrupt) as error:
+        return report(error, prog, debug=debug, kept=kept)
 
 
 if __name__ == "__main__":  # pragma: no cover

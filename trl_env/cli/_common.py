@@ -1,10 +1,12 @@
 """What every ``trl-env`` command shares: the parser class whose errors are one line, the help
-formatter, and argparse types that check numbers and JSON."""
+formatter, and argparse types that check numbers and JSON (for the options that no config
+generates: ``play``, ``check``, ``--threads``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -14,13 +16,10 @@ __all__ = [
     "PROG",
     "Formatter",
     "Parser",
-    "error_line",
     "json_object",
-    "non_negative_int",
-    "positive_float",
+    "number",
     "positive_int",
     "seed",
-    "temperature",
 ]
 
 PROG = "trl-env"
@@ -38,38 +37,43 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=32)
 
 
-def _number_at_least(
-    convert: Callable[[str], Any], minimum: float, expected: str
+def number(
+    kind: type, *, least: float | None = None, above: float | None = None
 ) -> Callable[[str], Any]:
-    """An argparse ``type`` that converts with ``convert`` and rejects values below ``minimum``."""
+    """An argparse ``type``: a finite ``kind`` (int or float), ``>= least`` and ``> above``.
+
+    Example:
+        >>> number(int, least=1)("0")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: expected a positive integer, got '0'
+    """
+    word = "an integer" if kind is int else "a number"
+    if least == 1 and kind is int:
+        expected = "a positive integer"
+    elif least is not None:
+        expected = f"{word} >= {least:g}"
+    elif above is not None:
+        expected = f"{word} above {above:g}"
+    else:
+        expected = word
 
     def parse(text: str) -> Any:
         try:
-            value = convert(text)
+            value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
-        if not value >= minimum:  # `not >=` also rejects nan
+        bad = not math.isfinite(value) or (least is not None and not value >= least)
+        if bad or (above is not None and not value > above):
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
         return value
 
+    parse.__name__ = kind.__name__  # argparse names the type in some of its errors
     return parse
 
 
-positive_int = _number_at_least(int, 1, "a positive integer")
-non_negative_int = _number_at_least(int, 0, "an integer >= 0")
-seed = _number_at_least(int, 0, "an integer >= 0")
-temperature = _number_at_least(float, 0.0, "a number >= 0")
-
-
-def positive_float(text: str) -> float:
-    """An argparse ``type``: a number above 0 (``nan``, ``inf`` and 0 rejected)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text!r}")
-    return value
+positive_int = number(int, least=1)
+seed = number(int, least=0)
 
 
 def json_object(text: str) -> dict[str, Any]:
@@ -84,8 +88,3 @@ def json_object(text: str) -> dict[str, Any]:
             f"expected a JSON object like '{{\"max_guesses\": 8}}', got {text!r}"
         )
     return value
-
-
-def error_line(prog: str, message: str) -> str:
-    """``prog: error: message`` on one line (newlines and runs of spaces collapsed)."""
-    return f"{prog}: error: {' '.join(str(message).split())}"

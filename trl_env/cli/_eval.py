@@ -1,30 +1,30 @@
-"""``trl-env eval``: measure a policy (random, oracle or a model) on environments."""
+"""``trl-env eval``: measure a policy (random, oracle or a model) on environments.
+
+Its options are generated from :class:`~trl_env.cli._eval_config.EvalConfig`; the work is
+:func:`trl_env.eval.evaluate`."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from trl_env.cli._common import (
-    PROG,
-    CommandLineError,
-    Formatter,
-    json_object,
-    non_negative_int,
-    positive_float,
-    positive_int,
-    seed,
-    temperature,
+from trl_env.cli._arguments import (
+    add_config_arguments,
+    add_config_file_option,
+    config_from_namespace,
 )
-from trl_env.cli._threads import add_threads_option, set_torch_threads
+from trl_env.cli._common import PROG, CommandLineError, Formatter
+from trl_env.cli._eval_config import EvalConfig
+from trl_env.cli._threads import add_threads_option
 
 __all__ = ["add_parser"]
 
-_DEFAULTS = {"max_new_tokens": 256, "max_completion_length": 4096}
+_PROG = f"{PROG} eval"
 
 _EPILOG = """\
 policies:
@@ -54,137 +54,118 @@ examples:
       --temperature 0 --max-new-tokens 128 --out runs/step-500
   trl-env eval TextGuessNumber-v0 --policy ./checkpoints/step-500 --episodes 64 \\
       --temperature 0 --samples 8 --sample-temperature 0.7
+  trl-env eval --config runs/step-500/config.yaml --out runs/again   # repeat an eval
 
 A trl-env train run folder (or its final/ or checkpoint-N/) as the policy is
 evaluated with the run's own settings (system prompt, token limits, turn limit,
 env kwargs, from its train_config.json) unless flags override them.
 
---out DIR writes DIR/results.json (settings and per-env statistics) and
+--out DIR writes DIR/results.json (settings and per-env statistics),
 DIR/transcripts.jsonl (one line per episode: seed, return, success, turns, transcript;
-sampled episodes come after the others, marked "sample": i)."""
+sampled episodes come after the others, marked "sample": i) and DIR/config.yaml (every
+setting, resolved: `--config DIR/config.yaml` repeats the eval)."""
 
 
-def _check_out(args: argparse.Namespace) -> None:
+def _check_out(config: EvalConfig) -> None:
     """Fail before any episode is played if ``--out`` cannot take the results."""
-    if args.out is None:
+    if config.output_dir is None:
         return
-    out = Path(args.out)
+    out = Path(config.output_dir)
     if out.exists() and not out.is_dir():
-        raise CommandLineError(f"{PROG} eval", f"--out {out} is a file: name a folder")
-    if (out / "results.json").exists() and not args.overwrite:
+        raise CommandLineError(_PROG, f"--out {out} is a file: name a folder")
+    if (out / "results.json").exists() and not config.overwrite:
         raise CommandLineError(
-            f"{PROG} eval",
+            _PROG,
             f"--out {out} already holds results.json: pass --overwrite to replace it, or name "
             "another folder",
         )
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise CommandLineError(f"{PROG} eval", f"--out {out} cannot be created: {error}") from None
+        raise CommandLineError(_PROG, f"--out {out} cannot be created: {error}") from None
 
 
-def _run_settings(args: argparse.Namespace) -> None:
-    """Fill the options not given on the command line from the run that ``--policy`` names."""
-    if args.policy in ("random", "oracle") or not os.path.isdir(args.policy):
-        return
+_RUN_SETTINGS = ("max_new_tokens_per_turn", "max_completion_length", "max_turns", "env_kwargs")
+"""The settings a ``trl-env train`` run folder lends to its eval, unless flags give them."""
+
+
+def _with_run_settings(config: EvalConfig) -> EvalConfig:
+    """``config`` with the settings it leaves unset taken from the run that ``--policy`` names."""
+    if not os.path.isdir(config.policy):
+        return config
     from trl_env.trl.models import run_config
 
-    config = run_config(args.policy)
-    if config is None:
-        return
-    taken = []
-    for option, key in (
-        ("max_new_tokens", "max_new_tokens_per_turn"),
-        ("max_completion_length", "max_completion_length"),
-        ("max_turns", "max_turns"),
-        ("env_kwargs", "env_kwargs"),
-    ):
-        if getattr(args, option) is None and config.get(key) not in (None, {}):
-            setattr(args, option, config[key])
-            taken.append(f"{option.replace('_', '-')} {config[key]}")
-    if args.system_prompt is None:
-        prompt = config.get("system_prompt")
-        args.system_prompt = prompt if isinstance(prompt, str) else ""
+    run = run_config(config.policy)
+    if run is None:
+        return config
+    taken: list[str] = []
+    changes: dict[str, Any] = {}
+    for name in _RUN_SETTINGS:
+        if getattr(config, name) in (None, {}) and run.get(name) not in (None, {}):
+            changes[name] = run[name]
+            flag = "max-new-tokens" if name == "max_new_tokens_per_turn" else name.replace("_", "-")
+            taken.append(f"{flag} {run[name]}")
+    if config.system_prompt is None:
+        prompt = run.get("system_prompt")
+        changes["system_prompt"] = prompt if isinstance(prompt, str) else ""
         taken.append("its system prompt" if prompt else "no system prompt")
-    print(
-        f"{PROG} eval: using the run's settings ({', '.join(taken)}); flags override them",
-        file=sys.stderr,
-    )
+    print(f"{_PROG}: using the run's settings ({', '.join(taken)}); flags override them",
+          file=sys.stderr)  # fmt: skip
+    return dataclasses.replace(config, **changes)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``trl-env eval`` with parsed arguments; return the exit status."""
-    from trl_env.eval import (
-        ModelOptions,
-        check_env_id,
-        evaluate,
-        format_table,
-        policy_kind,
-        write_outputs,
-    )
+    from trl_env._configs import config_to_yaml
+    from trl_env.eval import check_env_id, evaluate, format_table, policy_kind, write_outputs
 
-    for env_id in args.env_ids:
+    config: EvalConfig = config_from_namespace(EvalConfig, args)
+    for env_id in config.env_ids:
         check_env_id(env_id)
-    _check_out(args)
-    _run_settings(args)
-    for name, default in _DEFAULTS.items():
-        if getattr(args, name) is None:
-            setattr(args, name, default)
-    if args.sample_temperature is not None and not args.samples:
+    _check_out(config)
+    kind = policy_kind(config.policy)
+    if config.sample_temperature is not None and kind != "model":
         raise CommandLineError(
-            f"{PROG} eval", "--sample-temperature only applies with --samples K (K >= 1)"
-        )
-    if args.sample_temperature is not None and policy_kind(args.policy) != "model":
-        raise CommandLineError(
-            f"{PROG} eval",
-            f"--sample-temperature only applies when --policy is a model; the {args.policy} "
+            _PROG,
+            f"--sample-temperature only applies when --policy is a model; the {config.policy} "
             "policy's samples have no temperature",
         )
-    if args.max_new_tokens > args.max_completion_length:
-        raise CommandLineError(
-            f"{PROG} eval",
-            f"--max-new-tokens ({args.max_new_tokens}) is larger than --max-completion-length "
-            f"({args.max_completion_length}) (see '{PROG} eval --help')",
-        )
     threads = None
-    if policy_kind(args.policy) == "model":
+    if kind == "model":
+        from trl_env.trl._lazy import require_trl
+        from trl_env.trl._threads import set_torch_threads
+
+        require_trl("evaluating a model")
+        config = _with_run_settings(config)
         # Said after the results, so that an error stays the one line on stderr.
-        threads = set_torch_threads(args.threads, announce=False)
-    options = ModelOptions(
-        max_new_tokens=args.max_new_tokens,
-        max_completion_length=args.max_completion_length,
-        temperature=args.temperature,
-        batch_size=args.batch_size,
-        system_prompt=args.system_prompt,
-        use_vllm=args.use_vllm,
-    )
+        threads = set_torch_threads(getattr(args, "threads", None), announce=False)
     report = evaluate(
-        args.env_ids,
-        args.policy,
-        args.episodes,
-        args.seed,
-        env_kwargs=args.env_kwargs,
-        max_turns=args.max_turns,
-        model_options=options,
-        record_transcripts=args.out is not None,
-        progress=not args.no_progress,
-        samples=args.samples,
-        sample_temperature=1.0 if args.sample_temperature is None else args.sample_temperature,
+        config.env_ids,
+        config.policy,
+        config.episodes,
+        config.seed,
+        env_kwargs=config.env_kwargs,
+        max_turns=config.max_turns,
+        model_options=config.model_options(),
+        record_transcripts=config.output_dir is not None,
+        progress=config.progress,
+        samples=config.samples,
+        sample_temperature=config.sample_temperature or 1.0,
     )
-    print(json.dumps(report.to_json(), indent=2) if args.json else format_table(report))
-    if args.out is not None:
-        results, transcripts = write_outputs(report, args.out)
-        print(f"wrote {results} and {transcripts}", file=sys.stderr)
+    print(json.dumps(report.to_json(), indent=2) if config.as_json else format_table(report))
+    if config.output_dir is not None:
+        results, transcripts = write_outputs(report, config.output_dir)
+        settings = Path(config.output_dir) / "config.yaml"
+        settings.write_text(config_to_yaml(config.resolved(), leave_out=("overwrite",)), "utf-8")
+        print(f"wrote {results}, {transcripts} and {settings}", file=sys.stderr)
     if threads is not None:
-        print(
-            f"{PROG} eval: generated with {threads} torch threads (--threads N to change)",
-            file=sys.stderr,
-        )
+        print(f"{_PROG}: generated with {threads} torch threads (--threads N to change)",
+              file=sys.stderr)  # fmt: skip
     return 0
 
 
 def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """Register ``eval`` on the ``commands`` subparsers."""
+    """Register ``eval`` on the ``commands`` subparsers (its options: :class:`EvalConfig`)."""
     p = commands.add_parser(
         "eval",
         parents=parents,
@@ -193,101 +174,8 @@ def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
         description="Evaluate a policy on one or more environments and print a table of results.",
         epilog=_EPILOG,
     )
-    p.add_argument("env_ids", nargs="+", metavar="ID", help="environment IDs (see `trl-env list`)")
-    p.add_argument(
-        "--policy",
-        required=True,
-        metavar="POLICY",
-        help="random, oracle, or a model: directory, .gguf file, train run folder or Hub id",
-    )
-    p.add_argument(
-        "--episodes", type=positive_int, default=100, metavar="N", help="episodes per env (100)"
-    )
-    p.add_argument(
-        "--seed", type=seed, default=0, metavar="S", help="seed of the first episode (0)"
-    )
-    p.add_argument(
-        "--out",
-        "--output-dir",
-        default=None,
-        metavar="DIR",
-        help="write results.json and transcripts.jsonl here (checked before any episode)",
-    )
-    p.add_argument("--overwrite", action="store_true", help="replace the results in --out")
-    p.add_argument("--json", action="store_true", help="print the results as JSON, not a table")
-    p.add_argument(
-        "--env-kwargs",
-        type=json_object,
-        default=None,
-        metavar="JSON",
-        help="gym.make keyword arguments for every env, e.g. '{\"max_guesses\": 8}'",
-    )
-    p.add_argument(
-        "--max-turns",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="end an episode after N turns (default: the env's own limit)",
-    )
-    p.add_argument(
-        "--samples",
-        type=non_negative_int,
-        default=0,
-        metavar="K",
-        help="also play every seed K more times by sampling and report pass@K (share of seeds "
-        "won at least once in K samples; unbiased estimator, Chen et al. 2021) and avg@K (mean "
-        "success of the samples) (0: none)",
-    )
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    _add_model_options(p.add_argument_group("model policies"))
-    p.set_defaults(func=run)
-
-
-def _add_model_options(model: Any) -> None:
-    model.add_argument(
-        "--batch-size",
-        type=positive_int,
-        default=16,
-        metavar="N",
-        help="episodes played together, one generation call per turn (16)",
-    )
-    model.add_argument(
-        "--max-new-tokens",
-        "--max-new-tokens-per-turn",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="tokens the model may sample per turn (default: the run's, else 256)",
-    )
-    model.add_argument(
-        "--max-completion-length",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="tokens of a whole episode after the prompt (default: the run's, else 4096)",
-    )
-    model.add_argument(
-        "--temperature",
-        type=temperature,
-        default=None,
-        metavar="T",
-        help="sampling temperature, 0 for greedy (default: the model's generation config)",
-    )
-    model.add_argument(
-        "--sample-temperature",
-        type=positive_float,
-        default=None,
-        metavar="T",
-        help="temperature of the --samples episodes, above 0 (1.0)",
-    )
-    model.add_argument(
-        "--system-prompt",
-        default=None,
-        metavar="TEXT",
-        help="system message of every episode ('' for none; default: the run's, else the "
-        "rollout's)",
-    )
-    model.add_argument(
-        "--use-vllm", action="store_true", help="generate with vLLM (needs a CUDA GPU)"
-    )
+    add_config_arguments(p, EvalConfig)
+    model = next(g for g in p._action_groups if g.title == "model policies")
     add_threads_option(model)
+    add_config_file_option(p)
+    p.set_defaults(func=run)

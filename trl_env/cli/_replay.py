@@ -6,7 +6,11 @@ import argparse
 import json
 from typing import Any
 
-from trl_env.cli._arguments import add_config_arguments, config_from_namespace
+from trl_env.cli._arguments import (
+    add_config_arguments,
+    add_config_file_option,
+    config_from_namespace,
+)
 from trl_env.cli._common import Formatter
 
 __all__ = ["add_parser"]
@@ -90,4 +94,5 @@ def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
         epilog=_EPILOG,
     )
     add_config_arguments(p, ReplayConfig)
+    add_config_file_option(p)
     p.set_defaults(func=run)

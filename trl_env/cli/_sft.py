@@ -1,14 +1,21 @@
 """``trl-env sft``: a warm start on demos (TRL's SFTTrainer), tokenized as the rollout plays.
 
-Its work lives in :mod:`trl_env.trl.sft`, imported only when ``sft`` runs (it imports torch)."""
+Its options come from :class:`~trl_env.trl.sft.SFTRunConfig` (which imports without torch); the
+run, :func:`~trl_env.trl.sft.run_sft`, needs ``pip install "trl-env[trl]"``."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from trl_env.cli._arguments import (
+    add_config_arguments,
+    add_config_file_option,
+    config_from_namespace,
+)
 from trl_env.cli._common import Formatter
-from trl_env.cli._threads import add_threads_option, set_torch_threads
+from trl_env.cli._threads import add_threads_option
+from trl_env.trl.sft import SFTRunConfig
 
 __all__ = ["add_parser"]
 
@@ -22,20 +29,23 @@ Then: trl-env train TextTicTacToe-v0 --model runs/sft --lora
 
 
 def run(args: argparse.Namespace) -> int:
-    from trl_env.cli._arguments import config_from_namespace
     from trl_env.eval import check_env_id
-    from trl_env.trl.sft import SFTRunConfig, run_sft
+    from trl_env.trl._lazy import require_trl
+    from trl_env.trl._threads import set_torch_threads
 
-    set_torch_threads(getattr(args, "threads", None), announce=False)
     config = config_from_namespace(SFTRunConfig, args)
     for env_id in config.env_ids:
         check_env_id(env_id)
+    require_trl("trl-env sft")
+    set_torch_threads(getattr(args, "threads", None), announce=False)
+    from trl_env.trl.sft import run_sft
+
     run_sft(config)
     return 0
 
 
-def add_parser(commands: Any, parents: list[argparse.ArgumentParser], load: bool) -> None:
-    """Register ``sft``; its options are added only if ``load`` (``argv`` runs ``sft``)."""
+def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Register ``sft`` on the ``commands`` subparsers."""
     p = commands.add_parser(
         "sft",
         parents=parents,
@@ -46,10 +56,7 @@ def add_parser(commands: Any, parents: list[argparse.ArgumentParser], load: bool
         "rollout presents episodes. The run folder works as --model of train and --policy of eval.",
         epilog=_EPILOG,
     )
-    if load:
-        from trl_env.cli._arguments import add_config_arguments
-        from trl_env.trl.sft import SFTRunConfig
-
-        add_config_arguments(p, SFTRunConfig)
-        add_threads_option(p)
+    add_config_arguments(p, SFTRunConfig)
+    add_threads_option(p)
+    add_config_file_option(p)
     p.set_defaults(func=run)

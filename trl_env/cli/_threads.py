@@ -1,51 +1,21 @@
-"""How many CPU threads torch uses: by default the cores this process may run on, shared among
-the processes of one launch (``accelerate launch`` sets ``LOCAL_WORLD_SIZE``).
+"""``--threads N``: torch's CPU threads for a command that runs a model.
 
-torch's own default is every core of the machine for every process: two processes on two cores
-then spend their time fighting over them (a two-minute run took 37 minutes).
+The count itself (the cores this process may run on, shared among the processes of a launch) and
+the call that sets it live on the TRL side, :mod:`trl_env.trl._threads`; this is the option.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
+from typing import Any
 
 from trl_env.cli._common import positive_int
+from trl_env.trl._threads import default_threads
 
-__all__ = ["add_threads_option", "default_threads", "set_torch_threads"]
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
+__all__ = ["add_threads_option"]
 
 
-def _processes() -> int:
-    for name in ("LOCAL_WORLD_SIZE", "WORLD_SIZE"):
-        value = os.environ.get(name, "")
-        if value.isdigit() and int(value) > 0:
-            return int(value)
-    return 1
-
-
-def default_threads() -> tuple[int, str]:
-    """The default thread count and why (``"2 cores / 1 process"``).
-
-    Example:
-        >>> threads, why = default_threads()
-        >>> threads >= 1 and "core" in why
-        True
-    """
-    cores, processes = _cores(), _processes()
-    plural = "es" if processes != 1 else ""
-    return max(1, cores // processes), f"{cores} cores / {processes} process{plural}"
-
-
-def add_threads_option(parser: argparse.ArgumentParser) -> None:
-    """Add ``--threads N`` to a command that runs a model."""
+def add_threads_option(parser: Any) -> None:
+    """Add ``--threads N`` to a command that runs a model (``parser``: a parser or a group)."""
     threads, why = default_threads()
     parser.add_argument(
         "--threads",
@@ -54,27 +24,3 @@ def add_threads_option(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"torch CPU threads (default: cores available / processes, here {threads}: {why})",
     )
-
-
-def set_torch_threads(requested: int | None, *, announce: bool = True) -> int:
-    """Set torch's thread count (``requested``, else the default); say so on stderr if
-    ``announce``.
-
-    Raises:
-        ValueError: If ``requested`` is not a positive number.
-    """
-    if requested is not None and requested < 1:
-        raise ValueError(f"--threads must be a positive integer, got {requested}")
-    import torch
-
-    threads, why = (requested, "--threads") if requested else default_threads()
-    torch.set_num_threads(threads)
-    if not announce:
-        return threads
-    print(
-        f"trl-env: using {threads} torch thread{'s' if threads != 1 else ''} ({why}; "
-        "--threads N to change)",
-        file=sys.stderr,
-        flush=True,
-    )
-    return threads

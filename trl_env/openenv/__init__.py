@@ -24,7 +24,6 @@ __all__ = [
     "TextEnvClient",
     "TextObservation",
     "export_openenv_dir",
-    "main",
     "make_app",
     "serve",
 ]
@@ -39,7 +38,6 @@ _HOMES = {
     "TextEnvClient": "env_client",
     "TextObservation": "models",
     "export_openenv_dir": "export",
-    "main": "cli",
 }
 
 

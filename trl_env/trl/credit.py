@@ -60,12 +60,13 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Sequence
-from numbers import Real
 from typing import Any
 
 import torch
 from accelerate.utils import gather_object
 from trl import GRPOTrainer
+
+from trl_env.trl._credit_modes import CREDITS, check_credit
 
 __all__ = [
     "CREDITS",
@@ -78,35 +79,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-CREDITS = ("episode", "turn")
-"""The credit-assignment modes: ``"episode"`` (GRPO: one advantage per episode) and ``"turn"``."""
-
 _EPS = 1e-4  # TRL's epsilon in (reward - mean) / (std + eps): the same, so that the modes agree
-
-
-def check_credit(credit: str, gamma: float) -> None:
-    """Check a ``credit``/``gamma`` pair.
-
-    Raises:
-        ValueError: ``credit`` is not one of :data:`CREDITS`; ``gamma`` is not a number in
-            ``(0, 1]``; or ``gamma`` is not 1 with ``credit="episode"`` (where it would do nothing).
-
-    Example:
-        >>> check_credit("turn", 0.9)
-        >>> check_credit("step", 1.0)
-        Traceback (most recent call last):
-        ...
-        ValueError: credit must be 'episode' or 'turn', got 'step'
-    """
-    if credit not in CREDITS:
-        raise ValueError(f"credit must be 'episode' or 'turn', got {credit!r}")
-    if isinstance(gamma, bool) or not isinstance(gamma, Real) or not 0 < gamma <= 1:
-        raise ValueError(f"gamma must be a number in (0, 1] (1: no discount), got {gamma!r}")
-    if credit == "episode" and gamma != 1:
-        raise ValueError(
-            f"gamma={gamma} has no effect with credit='episode' (one advantage per episode): "
-            "set credit='turn' to discount per turn, or leave gamma at 1.0"
-        )
 
 
 def returns_to_go(

@@ -1,7 +1,8 @@
-"""``trl-env train``: GRPO on registered text envs, from the command line or from Python.
+"""``trl-env train``: GRPO on registered text envs, from Python (the command line is
+:mod:`trl_env.cli`'s ``train``, generated from the same :class:`TrainConfig`).
 
-The code lives in :mod:`trl_env.trl.training` (config, run, callbacks, plots, command); this
-module is the stable import path of its public names.
+The code lives in :mod:`trl_env.trl.training` (config, run, callbacks, plots); this module is the
+stable import path of its public names.
 
 Example:
     >>> from trl_env.trl.train import TrainConfig
@@ -12,6 +13,7 @@ Command line::
 
     trl-env train TextLargestNumber-v0            # tiny model, CPU, about 2 minutes
     trl-env train TextWordle-v0 --model model.gguf --lora
+    trl-env train --config runs/x/config.yaml --output-dir runs/x-again  # repeat a run
 """
 
 from __future__ import annotations
@@ -19,21 +21,15 @@ from __future__ import annotations
 from trl_env.trl.training import (
     TrainConfig,
     TrainResult,
-    add_arguments,
-    config_from_args,
     eval_command,
     plot_learning_curve,
-    run,
     train,
 )
 
 __all__ = [
     "TrainConfig",
     "TrainResult",
-    "add_arguments",
-    "config_from_args",
     "eval_command",
     "plot_learning_curve",
-    "run",
     "train",
 ]

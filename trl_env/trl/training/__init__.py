@@ -1,42 +1,52 @@
 """GRPO training on registered text envs, split by concern:
 
 * :mod:`~trl_env.trl.training.config`: :class:`TrainConfig`, the settings (a dataclass with a
-  ``help`` for every field);
-* :mod:`trl_env.cli._arguments`: the command-line options, generated from the config;
+  ``help`` for every field; it imports without torch, so ``trl-env train --help`` is generated
+  from it on any install);
 * :mod:`~trl_env.trl.training.run`: :func:`train`, the run (checks, model, GRPO, saving);
 * :mod:`~trl_env.trl.training.callbacks`: ``metrics.csv``, progress and per-step lines;
 * :mod:`~trl_env.trl.training.heldout`: :class:`HeldOutEvalCallback`, held-out evals during
   training;
 * :mod:`~trl_env.trl.training.recording`: :class:`RecordingGRPOTrainer`, the trainer that saves
   every step's episodes (``trl-env replay`` reads them);
-* :mod:`~trl_env.trl.training.plots`: the learning-curve PNG;
-* :mod:`~trl_env.trl.training.command`: ``trl-env train`` (parse, train, report).
+* :mod:`~trl_env.trl.training.plots`: the learning-curve PNG.
 
-Models are loaded by :mod:`trl_env.trl.models` only.
+The command ``trl-env train`` (its options, generated from the config, and its report) lives with
+the other commands in :mod:`trl_env.cli`. Models are loaded by :mod:`trl_env.trl.models` only.
+Every name here loads on first use (see :mod:`trl_env.trl._lazy`).
 
 Example:
     >>> from trl_env.trl.training import train
     >>> result = train("TextLargestNumber-v0")  # doctest: +SKIP
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from trl_env.trl.training.command import add_arguments, config_from_args, run
-from trl_env.trl.training.config import TrainConfig
-from trl_env.trl.training.heldout import HeldOutEvalCallback
-from trl_env.trl.training.plots import plot_learning_curve
-from trl_env.trl.training.recording import RecordingGRPOTrainer
-from trl_env.trl.training.run import TrainResult, eval_command, train
+from trl_env.trl._lazy import lazy_exports as _lazy_exports
+
+_import_structure: dict[str, list[str]] = {
+    "config": ["TrainConfig"],
+    "heldout": ["HeldOutEvalCallback"],
+    "plots": ["plot_learning_curve"],
+    "recording": ["RecordingGRPOTrainer"],
+    "run": ["TrainResult", "eval_command", "train"],
+}
 
 __all__ = [
     "HeldOutEvalCallback",
     "RecordingGRPOTrainer",
     "TrainConfig",
     "TrainResult",
-    "add_arguments",
-    "config_from_args",
     "eval_command",
     "plot_learning_curve",
-    "run",
     "train",
 ]
+
+if _TYPE_CHECKING:  # what the names are, for type checkers and readers
+    from trl_env.trl.training.config import TrainConfig
+    from trl_env.trl.training.heldout import HeldOutEvalCallback
+    from trl_env.trl.training.plots import plot_learning_curve
+    from trl_env.trl.training.recording import RecordingGRPOTrainer
+    from trl_env.trl.training.run import TrainResult, eval_command, train
+
+__getattr__, __dir__ = _lazy_exports(__name__, _import_structure, torch_free={"config"})

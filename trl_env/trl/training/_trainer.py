@@ -137,8 +137,10 @@ def run_trainer(
     """
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
-    import trl_env
     from trl_env.trl.models import load_model_and_tokenizer
+    from trl_env.trl.rewards import env_reward
+    from trl_env.trl.rollout import make_rollout_func
+    from trl_env.trl.tasks import make_dataset
     from trl_env.trl.training.callbacks import CsvLog, MetricsCallback
     from trl_env.trl.training.heldout import HeldOutEvalCallback
     from trl_env.trl.training.recording import RecordingGRPOTrainer
@@ -152,13 +154,11 @@ def run_trainer(
     # With credit="episode" and no saved rollouts this is GRPOTrainer itself.
     trainer = RecordingGRPOTrainer(
         model=model,
-        reward_funcs=trl_env.env_reward,
+        reward_funcs=env_reward,
         args=_grpo_args(cfg),
-        train_dataset=trl_env.make_dataset(
-            cfg.env_ids, cfg.num_tasks, seed=cfg.seed, **cfg.env_kwargs
-        ),
+        train_dataset=make_dataset(cfg.env_ids, cfg.num_tasks, seed=cfg.seed, **cfg.env_kwargs),
         processing_class=tokenizer,
-        rollout_func=trl_env.make_rollout_func(
+        rollout_func=make_rollout_func(
             max_new_tokens_per_turn=cfg.max_new_tokens_per_turn,
             max_turns=cfg.max_turns,
             system_prompt=cfg.system_prompt,

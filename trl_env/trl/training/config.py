@@ -10,7 +10,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trl_env.trl.credit import CREDITS, check_credit
+from trl_env._configs import (
+    MAX_NEW_TOKENS_PER_TURN,
+    check_count,
+    env_ids_field,
+    env_kwargs_field,
+    max_completion_length_field,
+    max_new_tokens_per_turn_field,
+    max_turns_field,
+    seed_field,
+    system_prompt_field,
+)
+from trl_env.demos import DEFAULT_SYSTEM_PROMPT
+from trl_env.trl._credit_modes import CREDITS, check_credit
 
 __all__ = ["AUTO", "EVAL_SEED", "SAVE_ROLLOUTS_UP_TO", "TrainConfig"]
 
@@ -35,7 +47,7 @@ _MODEL_DEFAULTS: dict[str, Any] = {
     "learning_rate": 1e-6,
     "per_device_train_batch_size": 8,
     "max_completion_length": 1024,
-    "max_new_tokens_per_turn": 256,
+    "max_new_tokens_per_turn": MAX_NEW_TOKENS_PER_TURN,
     "warm_start_steps": 0,
     "max_steps": 500,
     "system_prompt": "default",  # replaced by the rollout's DEFAULT_SYSTEM_PROMPT
@@ -69,6 +81,16 @@ _EVALS_PER_RUN = 10
 _EVALS_PER_RUN_REAL_MODEL = 5
 
 
+_AT_LEAST_1 = (
+    "num_tasks num_generations gradient_accumulation_steps max_steps lora_r lora_alpha "
+    "per_device_train_batch_size max_completion_length max_new_tokens_per_turn max_turns "
+    "save_total_limit"
+)
+_AT_LEAST_0 = "warm_start_steps save_steps eval_every eval_seed eval_samples"
+_COUNTS = dict.fromkeys(_AT_LEAST_1.split(), 1) | dict.fromkeys(_AT_LEAST_0.split(), 0)
+"""The int settings and their smallest value (``None`` is allowed where it is the default)."""
+
+
 def _has_gpu() -> bool:
     """Whether training will run on a CUDA GPU (the CPU defaults apply otherwise)."""
     import torch
@@ -92,10 +114,7 @@ class TrainConfig:
         0.001
     """
 
-    env_ids: list[str] = field(
-        default_factory=list,
-        metadata=_help("Registered env IDs to train on (mixed evenly).", positional="ENV_ID"),
-    )
+    env_ids: list[str] = env_ids_field("Registered env IDs to train on (mixed evenly).")
     model: str | None = field(
         default=None,
         metadata=_help(
@@ -149,23 +168,14 @@ class TrainConfig:
     gradient_accumulation_steps: int = field(
         default=1, metadata=_help("Batches accumulated per optimizer step.")
     )
-    max_completion_length: int | None = field(
-        default=None,
-        metadata=_help(
-            "Tokens of a whole episode's completion (default 16 tiny; 1024 on a GPU, 256 on a CPU)."
-        ),
+    max_completion_length: int | None = max_completion_length_field(
+        "Tokens of a whole episode's completion (default 16 tiny; 1024 on a GPU, 256 on a CPU)."
     )
-    max_new_tokens_per_turn: int | None = field(
-        default=None,
-        metadata=_help(
-            "Tokens of one model turn (default 8 tiny; 256 on a GPU, 32 on a CPU).",
-            flag="--max-new-tokens",
-            aliases=["--max-new-tokens-per-turn"],
-        ),
+    max_new_tokens_per_turn: int | None = max_new_tokens_per_turn_field(
+        f"Tokens of one model turn (default 8 tiny; {MAX_NEW_TOKENS_PER_TURN} on a GPU, 32 on a "
+        "CPU)."
     )
-    max_turns: int | None = field(
-        default=None, metadata=_help("Model turns per episode at most (default: the env's).")
-    )
+    max_turns: int | None = max_turns_field()
     env_workers: int = field(
         default=0,
         metadata=_help(
@@ -195,7 +205,7 @@ class TrainConfig:
         ),
     )
     temperature: float = field(default=1.0, metadata=_help("Sampling temperature."))
-    seed: int = field(default=0, metadata=_help("Seed of the dataset, warm start and trainer."))
+    seed: int = seed_field("Seed of the dataset, warm start and trainer.")
     use_vllm: bool = field(default=False, metadata=_help("Generate with vLLM."))
     vllm_mode: str = field(
         default="colocate", metadata=_help("vLLM mode.", choices=list(VLLM_MODES))
@@ -213,12 +223,10 @@ class TrainConfig:
         default=None,
         metadata=_help("Format-only SFT steps before RL (default 600 tiny model, else 0)."),
     )
-    system_prompt: str | None = field(
-        default=AUTO,
-        metadata=_help(
-            "System message of every episode ('' or None: none); default: none for the tiny "
-            "model, trl-env's DEFAULT_SYSTEM_PROMPT otherwise."
-        ),
+    system_prompt: str | None = system_prompt_field(
+        AUTO,
+        "System message of every episode ('' or None: none); default: none for the tiny "
+        "model, trl-env's DEFAULT_SYSTEM_PROMPT otherwise.",
     )
     save_steps: int | None = field(
         default=None,
@@ -230,10 +238,7 @@ class TrainConfig:
     save_total_limit: int = field(
         default=2, metadata=_help("Checkpoints kept (the oldest are deleted).")
     )
-    env_kwargs: dict[str, Any] = field(
-        default_factory=dict,
-        metadata=_help("gym.make kwargs for every env, as JSON, e.g. '{\"num_options\": 6}'."),
-    )
+    env_kwargs: dict[str, Any] = env_kwargs_field()
     eval_every: int | None = field(
         default=None,
         metadata=_help(
@@ -279,9 +284,7 @@ class TrainConfig:
     plot: bool = field(default=True, metadata=_help("Write learning_curve.png."))
 
     def __post_init__(self) -> None:
-        if isinstance(self.env_ids, str):
-            self.env_ids = [self.env_ids]
-        self.env_ids = list(self.env_ids)
+        self.env_ids = [self.env_ids] if isinstance(self.env_ids, str) else list(self.env_ids)
         if not self.env_ids:
             raise ValueError(
                 "give at least one env ID, e.g. TextLargestNumber-v0 (see `trl-env list`)"
@@ -305,41 +308,19 @@ class TrainConfig:
             )
 
     def _check_counts(self) -> None:
-        for name in ("num_tasks", "num_generations", "gradient_accumulation_steps"):
-            _positive_int(name, getattr(self, name))
-        for name in (
-            "max_steps",
-            "per_device_train_batch_size",
-            "max_completion_length",
-            "max_new_tokens_per_turn",
-            "max_turns",
-        ):
-            if getattr(self, name) is not None:
-                _positive_int(name, getattr(self, name))
+        for name, least in _COUNTS.items():
+            optional = self.__dataclass_fields__[name].default is None
+            check_count(name, getattr(self, name), least, optional=optional)
         if self.num_generations < 2:
             raise ValueError(
                 f"num_generations must be at least 2 (GRPO compares the episodes of a task with "
                 f"each other), got {self.num_generations}"
             )
-        for name in ("warm_start_steps", "save_steps"):
-            value = getattr(self, name)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 0
-            ):
-                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
-        for name in ("lora_r", "lora_alpha", "save_total_limit"):
-            _positive_int(name, getattr(self, name))
         if isinstance(self.eval_episodes, int) and self.eval_episodes == 0:
             raise ValueError(
                 "eval_episodes must be at least 1 (to turn held-out evals off, pass --eval-every 0)"
             )
-        _positive_int("eval_episodes", self.eval_episodes)
-        for name in ("eval_every", "eval_seed", "eval_samples"):
-            value = getattr(self, name)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 0
-            ):
-                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+        check_count("eval_episodes", self.eval_episodes, 1)
 
     def _check_numbers(self) -> None:
         if self.learning_rate is not None and not (
@@ -375,8 +356,6 @@ class TrainConfig:
         """A copy with every ``None`` default filled in (see the field helps)."""
         defaults = dict(_TINY_DEFAULTS if self.uses_tiny_model else _MODEL_DEFAULTS)
         if defaults["system_prompt"] == "default":
-            from trl_env.trl.rollout import DEFAULT_SYSTEM_PROMPT
-
             defaults["system_prompt"] = DEFAULT_SYSTEM_PROMPT
         on_cpu = not _has_gpu()
         if not self.uses_tiny_model and on_cpu:
@@ -408,11 +387,8 @@ class TrainConfig:
                 f"--eval-every at most {values['max_steps']}, or 0 for no held-out evals"
             )
         if values["save_rollouts"] is None:
-            episodes = (
-                values["max_steps"]
-                * values["per_device_train_batch_size"]
-                * values["gradient_accumulation_steps"]
-            )
+            batches = values["max_steps"] * values["gradient_accumulation_steps"]
+            episodes = batches * values["per_device_train_batch_size"]
             values["save_rollouts"] = episodes <= SAVE_ROLLOUTS_UP_TO
         return TrainConfig(**values)
 
@@ -421,8 +397,3 @@ class TrainConfig:
         """The ``report_to`` names as a list (``[]`` for ``"none"``)."""
         names = [name.strip() for name in self.report_to.split(",") if name.strip()]
         return [] if names == ["none"] else names
-
-
-def _positive_int(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")

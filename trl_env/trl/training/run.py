@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from trl_env._configs import config_to_yaml
 from trl_env.error import UsageError
 from trl_env.trl.training.config import TrainConfig
 
@@ -305,6 +306,11 @@ def train(
     output.mkdir(parents=True, exist_ok=True)
     (output / "train_config.json").write_text(
         json.dumps(asdict(cfg), indent=2, default=str) + "\n", encoding="utf-8"
+    )
+    # The same settings as `trl-env train --config` reads them: `--config DIR/config.yaml` repeats
+    # the run (overwrite and resume act on this run's folder only, so they are left out).
+    (output / "config.yaml").write_text(
+        config_to_yaml(cfg, leave_out=("overwrite", "resume")), encoding="utf-8"
     )
     import torch
 

@@ -1,0 +1,37 @@
+"""The credit-assignment modes of a training run, and their check: apart from
+:mod:`trl_env.trl.credit` (which needs torch), so that the settings
+(:class:`~trl_env.trl.training.config.TrainConfig`) import without it."""
+
+from __future__ import annotations
+
+from numbers import Real
+
+__all__ = ["CREDITS", "check_credit"]
+
+CREDITS = ("episode", "turn")
+"""The credit-assignment modes: ``"episode"`` (GRPO: one advantage per episode) and ``"turn"``."""
+
+
+def check_credit(credit: str, gamma: float) -> None:
+    """Check a ``credit``/``gamma`` pair.
+
+    Raises:
+        ValueError: ``credit`` is not one of :data:`CREDITS`; ``gamma`` is not a number in
+            ``(0, 1]``; or ``gamma`` is not 1 with ``credit="episode"`` (where it would do nothing).
+
+    Example:
+        >>> check_credit("turn", 0.9)
+        >>> check_credit("step", 1.0)
+        Traceback (most recent call last):
+        ...
+        ValueError: credit must be 'episode' or 'turn', got 'step'
+    """
+    if credit not in CREDITS:
+        raise ValueError(f"credit must be 'episode' or 'turn', got {credit!r}")
+    if isinstance(gamma, bool) or not isinstance(gamma, Real) or not 0 < gamma <= 1:
+        raise ValueError(f"gamma must be a number in (0, 1] (1: no discount), got {gamma!r}")
+    if credit == "episode" and gamma != 1:
+        raise ValueError(
+            f"gamma={gamma} has no effect with credit='episode' (one advantage per episode): "
+            "set credit='turn' to discount per turn, or leave gamma at 1.0"
+        )
