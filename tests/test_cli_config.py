@@ -149,6 +149,22 @@ def test_eval_and_serve_options_come_from_their_configs() -> None:
         assert {field.name for field in dataclasses.fields(config_class)} <= dests
 
 
+def test_demos_sft_and_replay_share_the_common_fields() -> None:
+    from trl_env.demos import DemosConfig
+    from trl_env.replay import ReplayConfig
+    from trl_env.trl.sft import SFTRunConfig
+
+    sft = parse(SFTRunConfig, ["--model", "m.gguf", "--demos", "demos/ttt"])
+    assert sft.env_ids == [] and sft.demos == "demos/ttt"  # the IDs may be left out
+    demos = parse(DemosConfig, ["TextWordle-v0", "--max-turns", "3", "--env-kwargs", "{}"])
+    assert (demos.max_turns, demos.env_kwargs) == (3, {})
+    replay = parse(ReplayConfig, ["runs/x", "--rescore", "--env-kwargs", '{"a": 1}'])
+    assert replay.env_kwargs == {"a": 1}
+    for config_class in (DemosConfig, SFTRunConfig, EvalConfig, ServeConfig, ReplayConfig):
+        kwargs = {f.name: f for f in dataclasses.fields(config_class)}["env_kwargs"]
+        assert kwargs.metadata["metavar"] == "JSON"  # one definition, from trl_env._configs
+
+
 def test_model_settings_default_once() -> None:
     from trl_env._configs import MAX_NEW_TOKENS_PER_TURN
     from trl_env.eval import ModelOptions

@@ -7,7 +7,8 @@ the same in several commands (the env IDs, ``env_kwargs``, ``max_turns``, the ro
 spelling are written once. A field's ``metadata`` may also hold, for the command line:
 
 * ``flag``/``aliases``: the option's spelling (default ``--field-name``) and other spellings;
-* ``positional``: the metavar of a positional argument (a ``list`` field takes one or more);
+* ``positional``: the metavar of a positional argument (a ``list`` field takes one or more,
+  or with ``optional`` zero or more);
 * ``required``, ``choices``, ``metavar``, ``group`` (the help section);
 * ``min``/``above``: the smallest value allowed (inclusive / exclusive), checked on the command
   line and in a ``--config`` file.

@@ -32,6 +32,13 @@ from typing import Any
 
 import gymnasium as gym
 
+from trl_env._configs import (
+    env_ids_field,
+    env_kwargs_field,
+    max_turns_field,
+    seed_field,
+    system_prompt_field,
+)
 from trl_env.error import NoOracleError, UsageError
 
 __all__ = [
@@ -60,10 +67,7 @@ POLICIES = ("oracle", "random")
 class DemosConfig:
     """Settings of ``trl-env demos`` (every option of the command is one field)."""
 
-    env_ids: list[str] = field(
-        default_factory=list,
-        metadata={"help": "environment IDs (see `trl-env list --oracles`)", "positional": "ID"},
-    )
+    env_ids: list[str] = env_ids_field("environment IDs (see `trl-env list --oracles`)")
     policy: str = field(
         default="oracle",
         metadata={
@@ -73,23 +77,15 @@ class DemosConfig:
     )
     episodes: int = field(default=32, metadata={"help": "episodes per environment"})
     out: str = field(default="demos", metadata={"help": "output folder"})
-    seed: int = field(
-        default=0,
-        metadata={
-            "help": "seed of the demos: episode i plays reset(seed=1e9 + seed + i), away from "
-            "eval's seeds"
-        },
+    seed: int = seed_field(
+        "seed of the demos: episode i plays reset(seed=1e9 + seed + i), away from eval's seeds"
     )
-    max_turns: int | None = field(
-        default=None, metadata={"help": "end an episode after this many turns"}
+    max_turns: int | None = max_turns_field("end an episode after this many turns")
+    system_prompt: str | None = system_prompt_field(
+        DEFAULT_SYSTEM_PROMPT,
+        "system message of every episode (the training run must use the same)",
     )
-    system_prompt: str | None = field(
-        default=DEFAULT_SYSTEM_PROMPT,
-        metadata={"help": "system message of every episode (the training run must use the same)"},
-    )
-    env_kwargs: dict[str, Any] = field(
-        default_factory=dict, metadata={"help": "gym.make keyword arguments, as JSON"}
-    )
+    env_kwargs: dict[str, Any] = env_kwargs_field("gym.make keyword arguments, as JSON")
 
     def __post_init__(self) -> None:
         if self.system_prompt == "":  # --system-prompt "" means no system message

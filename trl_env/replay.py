@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trl_env._configs import env_kwargs_field
 from trl_env._rescore import TOLERANCE, EpisodeDifference, RescoreReport, rescore
 from trl_env.error import UsageError
 from trl_env.rollout_records import ROLLOUTS_DIR, read_rollouts, rollout_steps
@@ -81,9 +82,8 @@ class ReplayConfig:
             "if any differ"
         },
     )
-    env_kwargs: dict[str, Any] = field(
-        default_factory=dict,
-        metadata={"help": "gym.make keyword arguments over the saved ones, as JSON (--rescore)"},
+    env_kwargs: dict[str, Any] = env_kwargs_field(
+        "gym.make keyword arguments over the saved ones, as JSON (--rescore)"
     )
     step_timeout: float | None = field(
         default=None,

@@ -108,7 +108,10 @@ def add_config_arguments(parser: argparse.ArgumentParser, config_class: type) ->
 def _add_field(target: Any, field: dataclasses.Field[Any], kind: Any) -> None:
     meta = field.metadata
     if "positional" in meta:
-        nargs = "+" if kind is list else None  # a list: one or more; else exactly one
+        if meta.get("optional"):  # may be left out: zero or more, or zero or one
+            nargs: str | None = "*" if kind is list else "?"
+        else:
+            nargs = "+" if kind is list else None  # a list: one or more; else exactly one
         target.add_argument(field.name, nargs=nargs, metavar=meta["positional"], help=meta["help"])
         return
     names = [_flag(field), *meta.get("aliases", [])]

@@ -31,6 +31,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trl_env._configs import (
+    env_ids_field,
+    env_kwargs_field,
+    max_turns_field,
+    seed_field,
+    system_prompt_field,
+)
 from trl_env.demos import DEFAULT_SYSTEM_PROMPT, DemosConfig, load_demos, record_demos, write_demos
 from trl_env.error import UsageError
 
@@ -41,9 +48,8 @@ __all__ = ["SFTResult", "SFTRunConfig", "demo_token_stream", "run_sft"]
 class SFTRunConfig:
     """Settings of ``trl-env sft`` (every option of the command is one field)."""
 
-    env_ids: list[str] = field(
-        default_factory=list,
-        metadata={"help": "environment IDs the demos come from", "positional": "ID"},
+    env_ids: list[str] = env_ids_field(
+        "environment IDs the demos come from (none with --demos DIR)", optional=True
     )
     model: str = field(
         default="",
@@ -80,17 +86,12 @@ class SFTRunConfig:
             "with AMX/AVX-512 bf16 units; off elsewhere)"
         },
     )
-    seed: int = field(default=0, metadata={"help": "seed of the demos and of training"})
-    system_prompt: str | None = field(
-        default=DEFAULT_SYSTEM_PROMPT,
-        metadata={"help": "system message of every episode (the same as the GRPO run's)"},
+    seed: int = seed_field("seed of the demos and of training")
+    system_prompt: str | None = system_prompt_field(
+        DEFAULT_SYSTEM_PROMPT, "system message of every episode (the same as the GRPO run's)"
     )
-    max_turns: int | None = field(
-        default=None, metadata={"help": "end a demo episode after this many turns"}
-    )
-    env_kwargs: dict[str, Any] = field(
-        default_factory=dict, metadata={"help": "gym.make keyword arguments, as JSON"}
-    )
+    max_turns: int | None = max_turns_field("end a demo episode after this many turns")
+    env_kwargs: dict[str, Any] = env_kwargs_field("gym.make keyword arguments, as JSON")
 
     def __post_init__(self) -> None:
         if self.system_prompt == "":  # --system-prompt "" means no system message
