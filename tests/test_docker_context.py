@@ -5,8 +5,9 @@ image's WORKDIR; the package is built and installed (not editable) from that fol
 fresh venv, the way its RUN line does; its CMD is started with its ENV, from a folder outside the
 repository, and one episode is played through it with ``OpenEnv-v0`` after its HEALTHCHECK
 answers. Not checked: the base image (``FROM``: only its Python version is compared with
-``requires-python``), the dependencies pip would download in the image (here they are this
-machine's, checked against the package's requirements), and ``docker build``/``docker run``.
+``requires-python``), the dependencies pip would download in the image (here they are those of
+the Python running the tests, base interpreter or venv, checked against the package's
+requirements), and ``docker build``/``docker run``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import os
 import re
 import shlex
 import shutil
+import site
 import subprocess
 import tomllib
 import venv
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import gymnasium as gym
@@ -29,6 +32,7 @@ pytest.importorskip("openenv", reason="the openenv extra (openenv-core) is not i
 pytest.importorskip("uvicorn", reason="the openenv extra (uvicorn) is not installed")
 
 import yaml  # an openenv-core dependency
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
 import trl_env  # noqa: F401  (registers OpenEnv-v0 and the catalogue)
@@ -152,6 +156,15 @@ def test_dockerfile_agrees_with_the_repository_and_openenv_yaml() -> None:
     assert f"127.0.0.1:{port}/health" in IMAGE.healthcheck[1]
 
 
+def requirement_met(requirement: Requirement) -> bool:
+    """Whether the Python running the tests has a version of the requirement's package."""
+    try:
+        installed = version(requirement.name)
+    except PackageNotFoundError:
+        return False
+    return requirement.specifier.contains(installed, prereleases=True)
+
+
 def replay_copies(context: Path, root: Path) -> Path:
     """The image's filesystem after its COPY lines: ``root`` stands for ``/``; returns WORKDIR."""
     workdir = root / IMAGE.workdir.lstrip("/")
@@ -206,16 +219,48 @@ print(json.dumps({
 """
 
 
+def venv_seeing_these_packages(environment: Path) -> str:
+    """A fresh venv whose Python sees the packages of the Python running the tests; its path.
+
+    Not ``system_site_packages=True``: from inside a venv, that reaches the base interpreter's
+    packages, not the venv's. A ``.pth`` file in the new venv adds this interpreter's site
+    directories instead (``site.addsitedir``, so their own ``.pth`` files apply too), after its
+    own site-packages, whether the tests run on a base interpreter or in a venv (with or without
+    system site packages). The checkout itself (on ``sys.path`` through pytest) is not added.
+    """
+    venv.EnvBuilder(with_pip=False).create(environment)
+    python = str(environment / "bin" / "python")
+    site_dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        site_dirs.append(site.getusersitepackages())
+    own = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    lines = [f"import site; site.addsitedir({directory!r})" for directory in site_dirs]
+    Path(own, "_the_tests_packages.pth").write_text("\n".join(lines) + "\n", "utf-8")
+    return python
+
+
 def test_image_builds_from_its_copied_files_and_serves_an_episode(tmp_path: Path) -> None:
     workdir = replay_copies(ROOT, tmp_path / "image")
     # RUN pip install ".[openenv]": the same build, but into a fresh venv, offline, without deps
-    # (they come from this machine's site-packages) and without build isolation (so the build
-    # backend is this machine's setuptools: --check-build-dependencies holds it to
+    # (they are the packages of the Python running this test) and without build isolation (so
+    # the build backend is that Python's setuptools: --check-build-dependencies holds it to
     # build-system.requires). No pip in the venv: ensurepip's older setuptools would shadow it.
     flags, folder, extras = pip_install_target()
+    backend = PYPROJECT["build-system"]["requires"]
+    unmet_backend = [
+        requirement for requirement in backend if not requirement_met(Requirement(requirement))
+    ]
+    assert not unmet_backend, (
+        f"building trl-env needs {unmet_backend} here (pyproject's build-system.requires; "
+        "installing torch==2.13.0 brings setuptools>=77): pip install " + " ".join(unmet_backend)
+    )
     environment = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(environment)
-    python = str(environment / "bin" / "python")
+    python = venv_seeing_these_packages(environment)
     outside = tmp_path / "outside"  # every process runs here: the repository is not importable
     outside.mkdir()
     env = {
