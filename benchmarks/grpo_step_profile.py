@@ -148,7 +148,11 @@ def logprob_gap(trainer: Any, episodes: list[Any]) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=str(DEFAULT_GGUF), help="a .gguf file or model dir")
+    parser.add_argument(
+        "--model",
+        default=str(DEFAULT_GGUF),
+        help="a .gguf file, model directory or run folder (default: %(default)s)",
+    )
     parser.add_argument("--env", default="TextTicTacToe-v0")
     parser.add_argument("--steps", type=int, default=3, help="measured steps per setting")
     parser.add_argument("--batch-size", type=int, default=8, help="episodes per step")

@@ -330,7 +330,11 @@ def markdown_table(results: dict[str, Any], envs: list[str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=str(DEFAULT_MODEL), help="model dir or .gguf file")
+    parser.add_argument(
+        "--model",
+        default=str(DEFAULT_MODEL),
+        help="a .gguf file, model directory or run folder (default: %(default)s)",
+    )
     parser.add_argument("--episodes", type=int, default=32)
     parser.add_argument("--seed", type=int, default=10000)
     parser.add_argument("--max-turns", type=int, default=3)

@@ -345,7 +345,11 @@ RECIPES: dict[str, dict[str, Any]] = {
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=str(DEFAULT_MODEL), help="model dir or .gguf file")
+    parser.add_argument(
+        "--model",
+        default=str(DEFAULT_MODEL),
+        help="a .gguf file, model directory or run folder (default: %(default)s)",
+    )
     parser.add_argument("--recipe", choices=sorted(RECIPES), help="a recorded recipe's settings")
     parser.add_argument("--env", default="TextLargestNumber-v0")
     parser.add_argument(

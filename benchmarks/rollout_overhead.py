@@ -82,7 +82,7 @@ class InstantGenerator:
 
 def wordle_tasks(episodes: int, group: int = 4) -> list[Task]:
     # Groups of `group` copies, as GRPOTrainer sends them (num_generations copies per task).
-    return [Task("TextWordle-v0", str(i // group)) for i in range(episodes)]
+    return [Task("TextWordle-v0", i // group) for i in range(episodes)]
 
 
 def sampling_generator(
@@ -283,7 +283,7 @@ def measure_prefill_share(model, tokenizer, episodes: int, per_turn: int, repeat
     processor = ChatTemplateProcessor(tokenizer)
     generator = CapturingGenerator(sampling_generator(model, tokenizer, reuse_kv_cache=False))
     torch.manual_seed(0)
-    tasks = [Task("TextWordle-v0", str(10_000 + i)) for i in range(episodes)]
+    tasks = [Task("TextWordle-v0", 10_000 + i) for i in range(episodes)]
     config = RolloutConfig(max_new_tokens_per_turn=per_turn, max_turns=6)
     play_episodes(tasks, generator, processor, config, max_completion_length=8192)
     if len(generator.calls) < 6:
@@ -320,7 +320,7 @@ def measure_prefill_share(model, tokenizer, episodes: int, per_turn: int, repeat
 def measure_kv_reuse(model, tokenizer, episodes: int, per_turn: int) -> None:
     """The same greedy 6-turn TextWordle-v0 episodes with and without KV-cache reuse: time ratio."""
     processor = ChatTemplateProcessor(tokenizer)
-    tasks = [Task("TextWordle-v0", str(10_000 + i)) for i in range(episodes)]
+    tasks = [Task("TextWordle-v0", 10_000 + i) for i in range(episodes)]
     config = RolloutConfig(max_new_tokens_per_turn=per_turn, max_turns=6)
     sampling_generator(model, tokenizer).generate([[1, 2, 3]], 2)  # warm-up
     runs = {}
@@ -370,7 +370,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=64)
     parser.add_argument("--quick", action="store_true", help="fewer repeats, shorter turns")
-    parser.add_argument("--model", default=None, help="a real model dir or .gguf file")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="also measure a real model: a .gguf file, model directory or run folder "
+        "(for SmolLM2, see docs/real_models.md; default: the tiny model only)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     if args.model is not None:
