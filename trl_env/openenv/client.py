@@ -122,6 +122,7 @@ class OpenEnvTextEnv(gym.Env[str, str]):
         self.observation_key = observation_key
         self.connect_timeout = connect_timeout
         self.message_timeout = message_timeout
+        self._max_length = max_length
         self.observation_space = TextSpace(max_length)
         self.action_space = TextSpace(max_length)
         self.server: str | None = None  # the server of the current session
@@ -208,7 +209,7 @@ class OpenEnvTextEnv(gym.Env[str, str]):
             text = json.dumps(result.observation, sort_keys=True, ensure_ascii=False)
         if not self.observation_space.contains(text):  # keep the gym contract whatever the server
             text = "".join(c if c.isprintable() or c in "\n\t\r" else "\ufffd" for c in text)
-            text = text[: self.observation_space.max_length]
+            text = text[: self._max_length]
         terminated, truncated = _episode_end(fields, bool(result.done))
         info = fields.pop("info", None)
         info = {**fields, **info} if isinstance(info, dict) else fields
