@@ -17,10 +17,12 @@ so a thousand games take well under a second.
 Example:
     >>> import gymnasium as gym
     >>> import trl_env
-    >>> from trl_env.envs.wordle_solver import oracle_action
+    >>> from trl_env.envs.wordle_solver import solver
+    >>> solver().next_guess([], [])
+    'trace'
     >>> env = gym.make("TextWordle-v0")
     >>> _ = env.reset(seed=0, options={"secret": "crane"})
-    >>> oracle_action(env)
+    >>> env.unwrapped.oracle_action()  # the game asks the solver
     '[trace]'
 """
 
@@ -29,15 +31,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
-import gymnasium as gym
 import numpy as np
 
-from .wordle import WORD_LENGTH, TextWordleEnv, allowed_words, answer_words, score_guess
+from ._wordle_words import WORD_LENGTH, allowed_words, answer_words, score_guess
 
 __all__ = [
     "OPENER",
     "WordleSolver",
-    "oracle_action",
     "pattern_code",
     "pattern_table",
     "solver",
@@ -202,12 +202,3 @@ class WordleSolver:
 def solver() -> WordleSolver:
     """The process-wide solver (its table and memoised decisions are shared)."""
     return WordleSolver()
-
-
-def oracle_action(env: gym.Env[str, str]) -> str:
-    """The solver's next guess in ``env`` (a ``TextWordle-v0``, wrapped or not), like ``[crane]``.
-
-    Reads only the guesses and patterns played so far, never the secret.
-    """
-    game = TextWordleEnv.unwrap(env, "oracle_action")
-    return f"[{solver().next_guess(game.guesses, game.patterns)}]"

@@ -24,6 +24,7 @@ GAME_MODULES = (
     "_mastermind_solver",
     "_sudoku_solver",
     "_text_game",
+    "_wordle_words",
     "countdown",
     "guess_number",
     "hangman",
