@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from trl_env.summary import wilson_interval  # re-exported: the benchmarks import it from here
+from trl_env._summary import wilson_interval  # re-exported: the benchmarks import it from here
 
 __all__ = [
     "DEFAULT_GGUF",

@@ -57,7 +57,7 @@ def run_gym(env: gym.Env[str, str], workload: Workload) -> int:
     return steps
 
 
-def run_protocol(env: trl_env.Env, workload: Workload) -> int:
+def run_protocol(env: trl_env.protocol.Env, workload: Workload) -> int:
     steps = 0
     for seed, guesses in workload:
         env.reset(str(seed))

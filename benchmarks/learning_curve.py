@@ -138,7 +138,7 @@ def _run_one(args: argparse.Namespace) -> dict[str, Any]:
 
     from trl_env.cli._train import config_from_args
     from trl_env.trl._threads import set_torch_threads
-    from trl_env.trl.train import train
+    from trl_env.trl.training import train
 
     set_torch_threads(args.threads, announce=False)  # as trl-env train does
     scratch = None

@@ -56,7 +56,7 @@ import gymnasium as gym
 from _real_model import DEFAULT_MODEL, catalogue_ids, resolve_model
 
 import trl_env  # noqa: F401  (registers the catalogue)
-from trl_env.eval import ModelOptions, NoOracleError, evaluate, write_outputs
+from trl_env._eval import ModelOptions, NoOracleError, evaluate, write_outputs
 
 MODEL_POLICIES = {"greedy": 0.0, "t1": 1.0}
 CLASSES = (
@@ -178,7 +178,7 @@ def run_policy(name: str, args: argparse.Namespace, model: str, out: Path) -> di
     started = time.perf_counter()
     if name in MODEL_POLICIES:
         options = ModelOptions(
-            max_new_tokens=args.max_new_tokens,
+            max_new_tokens_per_turn=args.max_new_tokens,
             temperature=MODEL_POLICIES[name],
             batch_size=args.batch_size,
         )

@@ -42,13 +42,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _real_model import DEFAULT_MODEL, resolve_model, wilson_interval  # noqa: E402
 
 import trl_env  # noqa: E402
-from trl_env.eval import ModelOptions, evaluate  # noqa: E402
+from trl_env._eval import ModelOptions, evaluate  # noqa: E402
 
 
 def evaluate_model(model_dir: str, args: argparse.Namespace) -> dict[str, Any]:
     """Greedy evaluation on ``--eval-episodes`` held-out seeds from ``--eval-seed``."""
     options = ModelOptions(
-        max_new_tokens=args.max_new_tokens, temperature=0.0, batch_size=args.eval_batch_size
+        max_new_tokens_per_turn=args.max_new_tokens,
+        temperature=0.0,
+        batch_size=args.eval_batch_size,
     )
     report = evaluate(
         args.env, model_dir, args.eval_episodes, args.eval_seed,
@@ -83,7 +85,7 @@ class TimedRollout:
     """The library's ``rollout_func`` with its generation and total time recorded per call."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from trl_env.trl.generation import generator_from_trainer
+        from trl_env.trl.models import generator_from_trainer
 
         self.generation_s = 0.0
         self.rollout_s = 0.0
@@ -127,9 +129,9 @@ def evaluate_random(args: argparse.Namespace) -> dict[str, Any]:
 
 def warm_start(args: argparse.Namespace, model_dir: str, out: Path) -> str:
     """``trl-env sft`` on ``--warm-start`` demos of ``--env`` (LoRA); the merged model's dir."""
-    from trl_env.demos import DEFAULT_SYSTEM_PROMPT
+    from trl_env._demos import DEFAULT_SYSTEM_PROMPT
+    from trl_env.trl._sft import SFTRunConfig, run_sft
     from trl_env.trl.models import load_model_and_tokenizer
-    from trl_env.trl.sft import SFTRunConfig, run_sft
 
     run = out / "warm_start"
     run_sft(
@@ -153,7 +155,7 @@ def make_trainer(args: argparse.Namespace, model_dir: str, rollout: TimedRollout
     """A GRPO trainer for SmolLM2 on ``--env`` (LoRA adapters or all weights), with ``--credit``."""
     from trl import GRPOConfig
 
-    from trl_env.trl.credit import TurnCreditGRPOTrainer
+    from trl_env.trl._credit import TurnCreditGRPOTrainer
 
     lr = args.learning_rate or (2e-4 if args.lora else 1e-5)
     config = GRPOConfig(

@@ -51,8 +51,8 @@ from transformers import GenerationConfig  # noqa: E402
 
 import trl_env  # noqa: E402
 from trl_env.trl import ChatTemplateProcessor, RolloutConfig, Task, TransformersGenerator  # noqa: E402
-from trl_env.trl.rollout import play_episodes  # noqa: E402
-from trl_env.trl.tiny import build_tiny_model, load_model_and_tokenizer  # noqa: E402
+from trl_env.trl._rollout import play_episodes  # noqa: E402
+from trl_env.trl.models import build_tiny_model, load_model_and_tokenizer  # noqa: E402
 
 
 class TimedGenerator:

@@ -77,7 +77,7 @@ class FixedTimeGenerator:
 
 def rollout_seconds(tasks, processor, seconds: float, turns: int, workers: int) -> float:
     """Time of one ``play_episodes`` call (envs already made: pooled, as across GRPO steps)."""
-    from trl_env.trl.rollout import RolloutConfig, _EnvPool, play_episodes
+    from trl_env.trl._rollout import RolloutConfig, _EnvPool, play_episodes
 
     pool = _EnvPool()
     warm = RolloutConfig(max_turns=1, env_workers=workers)
@@ -137,16 +137,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         serve(SLOW_ID, port=args.serve, env_kwargs={"latency": args.latency}, max_sessions=512)
         return
 
-    from trl_env.trl.processors import ChatTemplateProcessor
-    from trl_env.trl.tasks import Task
-    from trl_env.trl.tiny import build_tiny_tokenizer
+    from trl_env.trl._processors import ChatTemplateProcessor
+    from trl_env.trl._tasks import Task
+    from trl_env.trl.models import build_tiny_tokenizer
 
     episodes, turns, seconds = (8, 2, 0.2) if args.quick else (64, 6, 1.0)
     workers = episodes
     processor = ChatTemplateProcessor(build_tiny_tokenizer("qwen3"))
 
     def tasks(env_id: str, **kwargs) -> list[Task]:
-        return [Task(env_id, seed=str(i // 4), kwargs=kwargs) for i in range(episodes)]
+        return [Task(env_id, seed=i // 4, kwargs=kwargs) for i in range(episodes)]
 
     print(f"{episodes} episodes x {turns} turns, generation stand-in {seconds} s per call, "
           f"env_workers={workers}")  # fmt: skip
@@ -159,7 +159,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("inprocess_50ms_sequential", SLOW_ID, {"latency": 0.05}, 0),
     ]
     for name, env_id, kwargs, run_workers in runs:
-        times[name] = rollout_seconds(tasks(env_id, **kwargs), processor, seconds, turns, run_workers)
+        times[name] = rollout_seconds(
+            tasks(env_id, **kwargs), processor, seconds, turns, run_workers
+        )
     for latency in (0.05,) if args.quick else (0.0, 0.05):
         with local_server(latency) as url:
             name = f"server_{round(latency * 1000)}ms"

@@ -162,8 +162,8 @@ with registering_own_envs():
     # --- other envs ---
     # Any OpenEnv server as a gym env: it needs a server (base_url=...) to be made, so it is not a
     # catalogue game (env_source says "registered") and the every-env tests and pages skip it.
-    # Needs the openenv extra (trl_env.openenv.client says so if missing).
-    register(id="OpenEnv-v0", entry_point="trl_env.openenv.client:OpenEnvTextEnv")
+    # Needs the openenv extra (trl_env.openenv._client says so if missing).
+    register(id="OpenEnv-v0", entry_point="trl_env.openenv._client:OpenEnvTextEnv")
     # reasoning_gym/<Task>-v0 and TextArena/<Game>-v0, from static tables: imports neither library.
     register_bridged_envs()
 

@@ -46,7 +46,7 @@ a bridged catalogue (named as its extra), or any other env with a trl-env entry 
 (``OpenEnv-v0``, :func:`trl_env.register_protocol_env`'s, a user's variant of a catalogue game)."""
 
 _SOURCE_OF_NAMESPACE = {namespace: source for source, namespace in NAMESPACES.items()}
-_PROTOCOL_ADAPTER = "trl_env.adapters:ProtocolToGymnasium"
+_PROTOCOL_ADAPTER = "trl_env._adapters:ProtocolToGymnasium"
 _OWN_IDS: set[str] = set()
 """The IDs that ``import trl_env`` registers (see :func:`registering_own_envs`)."""
 
@@ -178,12 +178,12 @@ def env_description(spec: EnvSpec) -> str:
 def env_has_oracle(spec: EnvSpec) -> bool:
     """Whether ``spec``'s env has an oracle, from its entry point's class, without making it.
 
-    :func:`trl_env.policies.has_oracle` asked of the class (what ``gym.make`` would return
+    :func:`trl_env._policies.has_oracle` asked of the class (what ``gym.make`` would return
     unwrapped). A bridged task or game without a solver is registered with a class that has
     none, so the class answers for every kwargs. A factory that is not a class, or a class that
     cannot be imported, has no oracle to answer for.
     """
-    from trl_env.policies import has_oracle  # the play side; imported when first asked
+    from trl_env._policies import has_oracle  # the play side; imported when first asked
 
     try:
         target = _load(spec.entry_point)

@@ -14,11 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from trl_env.error import EpisodeOverError
-
 # Reading replies is shared with trl_env.wrappers.ParseAction, so it lives in the core package;
 # re-exported here because every game imports its helpers from this module.
-from trl_env.parsing import (
+from trl_env._parsing import (
     BARE_STRIP,
     MAX_ECHO,
     has_whitespace,
@@ -26,6 +24,7 @@ from trl_env.parsing import (
     quote,
     read_reply,
 )
+from trl_env.error import EpisodeOverError
 
 __all__ = [
     "BARE_STRIP",

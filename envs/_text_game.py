@@ -197,7 +197,7 @@ class TextGame(gym.Env[str, str], Generic[Move], ABC):
         """Whether the game has an oracle: its class defines :meth:`oracle_move`.
 
         Answered from the class, so nothing is made or reset to ask it. Code that takes any env
-        (or env class), not only a text game, asks :func:`trl_env.policies.has_oracle`.
+        (or env class), not only a text game, asks :func:`trl_env._policies.has_oracle`.
 
         Example:
             >>> from trl_env.envs.guess_number import TextGuessNumberEnv
@@ -348,6 +348,6 @@ class TextGame(gym.Env[str, str], Generic[Move], ABC):
     def random_move(self, rng: np.random.Generator) -> str:
         """A uniformly random legal-looking reply drawn from ``rng`` (the episode is running).
 
-        Optional: without it, :func:`trl_env.policies.random_action` samples the action space.
+        Optional: without it, :func:`trl_env._policies.random_action` samples the action space.
         """
         raise NotImplementedError(f"{self.game_name} has no random policy: define random_move()")

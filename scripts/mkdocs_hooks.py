@@ -5,7 +5,7 @@
   a generic admonition (so ``>>>`` lines would render as Markdown quotes); it renames the heading
   to ``Examples:`` so they render as highlighted code. It also documents a dataclass field
   declared TRL-style, ``field(..., metadata={"help": "..."})``, with its help text.
-* :func:`on_page_content` (an MkDocs hook, ``hooks:``): the docstrings use Sphinx-style roles (``:class:`trl_env.Env```), which mkdocstrings renders
+* :func:`on_page_content` (an MkDocs hook, ``hooks:``): the docstrings use Sphinx-style roles (``:class:`trl_env.protocol.Env```), which mkdocstrings renders
 literally. This hook turns each one into an optional cross-reference: a link when the target is
 documented on the site (for example ``trl_env.TextSpace``), plain code otherwise (a relative name
 like ``Env.reset``, or an object of another library). ``~`` shortens the text to the last part,

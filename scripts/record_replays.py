@@ -90,7 +90,7 @@ def jsonable(value: Any) -> Any:
 
 
 def oracle_move(env: gym.Env[str, str], env_id: str) -> str:
-    from trl_env.eval import find_oracle
+    from trl_env._eval import find_oracle
 
     oracle = find_oracle(env_id)
     assert oracle is not None, env_id
@@ -98,7 +98,7 @@ def oracle_move(env: gym.Env[str, str], env_id: str) -> str:
 
 
 def random_move(env: gym.Env[str, str], info: dict[str, Any], rng: np.random.Generator) -> str:
-    from trl_env.eval import random_action
+    from trl_env._eval import random_action
 
     return random_action(env, info, rng)
 

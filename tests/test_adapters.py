@@ -7,7 +7,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import trl_env
-from trl_env import EpisodeOverError, GymnasiumToProtocol, NotATextEnvError, ProtocolToGymnasium
+import trl_env.utils
+from trl_env import GymnasiumToProtocol, ProtocolToGymnasium
+from trl_env.error import EpisodeOverError, NotATextEnvError
 
 
 class CountdownEnv:
@@ -36,7 +38,7 @@ class CountdownEnv:
         return "done" if not self.alive else f"{self.n} left"
 
 
-def play(env: trl_env.Env, seed: str, actions: list[str]) -> list[tuple[str, float, bool]]:
+def play(env: trl_env.protocol.Env, seed: str, actions: list[str]) -> list[tuple[str, float, bool]]:
     trace = [(env.reset(seed), env.last_step_reward, env.alive)]
     for action in actions:
         if not env.alive:
@@ -72,7 +74,7 @@ def test_entry_point_string_and_instance() -> None:
     assert isinstance(built.protocol_env, CountdownEnv)
     with pytest.raises(ValueError, match="module:ClassName"):
         ProtocolToGymnasium("no_colon_here")
-    with pytest.raises(NotATextEnvError, match=r"trl_env\.Env"):
+    with pytest.raises(NotATextEnvError, match=r"trl_env\.protocol\.Env"):
         ProtocolToGymnasium(dict)
 
 
@@ -85,7 +87,7 @@ def test_reset_without_seed_is_reproducible_after_a_seeded_reset() -> None:
 
 def test_gym_env_becomes_protocol_env(wordle: gym.Env[str, str]) -> None:
     env = GymnasiumToProtocol(wordle)
-    assert isinstance(env, trl_env.Env)
+    assert isinstance(env, trl_env.protocol.Env)
     assert not env.alive
     with pytest.raises(EpisodeOverError, match="reset"):
         env.step("[crane]")
@@ -108,7 +110,7 @@ def test_protocol_seed_maps_like_seed_to_int(wordle: gym.Env[str, str]) -> None:
     assert wordle.unwrapped.secret == secret_a
     env.reset("any string works")
     secret_b = wordle.unwrapped.secret
-    wordle.reset(seed=trl_env.seed_to_int("any string works"))
+    wordle.reset(seed=trl_env.utils.seed_to_int("any string works"))
     assert wordle.unwrapped.secret == secret_b
 
 

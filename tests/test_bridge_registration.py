@@ -41,7 +41,9 @@ def test_missing_extra_names_the_install(
     env_id: str, module: str, extra: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
-    with pytest.raises(trl_env.MissingExtraError, match=f'pip install "trl-env\\[{extra}\\]"'):
+    with pytest.raises(
+        trl_env.error.MissingExtraError, match=f'pip install "trl-env\\[{extra}\\]"'
+    ):
         gym.make(env_id)
 
 

@@ -230,11 +230,11 @@ class _NoOracle:
 
 
 def test_no_oracle_error_names_bridged_ids_with_an_oracle() -> None:
-    from trl_env.eval import evaluate
+    from trl_env._eval import evaluate
 
     trl_env.register_protocol_env("TextCatalogueNoOracle-v0", _NoOracle, max_episode_steps=2)
     try:
-        with pytest.raises(trl_env.NoOracleError) as raised:
+        with pytest.raises(trl_env.error.NoOracleError) as raised:
             evaluate(["TextCatalogueNoOracle-v0"], "oracle", episodes=1)
     finally:
         del gym.registry["TextCatalogueNoOracle-v0"]

@@ -123,7 +123,9 @@ def test_each_rule_catches_its_mistake(env: gym.Env, rule: str) -> None:
         check_text_env(env, check_gymnasium=False)
     assert caught.value.rule == rule
     assert str(caught.value).startswith(f"[{rule}] ")
-    assert isinstance(caught.value, AssertionError) and isinstance(caught.value, trl_env.Error)
+    assert isinstance(caught.value, AssertionError) and isinstance(
+        caught.value, trl_env.error.Error
+    )
 
 
 def test_a_correct_env_passes() -> None:

@@ -23,8 +23,8 @@ from trl_env.envs.wordle import answer_words, score_guess
 from trl_env.envs.wordle_solver import WordleSolver, _encode, _patterns, pattern_code
 
 import trl_env
+from trl_env._eval import evaluate, find_oracle
 from trl_env.cli import main
-from trl_env.eval import evaluate, find_oracle
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = [spec.id for spec in trl_env.envs.env_specs("catalogue")]
@@ -482,7 +482,7 @@ def test_eval_a_model_reuses_the_rollout(
     tmp_path: Path,
     tiny_model: str,
 ) -> None:
-    import trl_env.trl.rollout as rollout
+    import trl_env.trl._rollout as rollout
 
     calls: list[int] = []
     original = rollout.play_episodes
@@ -643,7 +643,7 @@ def test_train_runs_the_config_of_its_options(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("trl")
-    import trl_env.trl.training.run as train_run
+    import trl_env.trl.training._run as train_run
 
     seen: list[Any] = []
 

@@ -55,8 +55,8 @@ def test_help_and_configs_import_no_torch() -> None:
         "    for argv in (['--help'], ['train', '--help'], ['eval', '--help'], ['sft', '--help'],\n"
         "                 ['serve', '--help'], ['demos', '--help'], ['replay', '--help']):\n"
         "        assert main(argv) == 0, argv\n"
-        "from trl_env.trl.training.config import TrainConfig\n"
-        "from trl_env.trl.sft import SFTRunConfig\n"
+        "from trl_env.trl.training._config import TrainConfig\n"
+        "from trl_env.trl._sft import SFTRunConfig\n"
         "from trl_env.cli._eval_config import EvalConfig\n"
         "from trl_env.cli._serve import ServeConfig\n"
         "import trl_env.trl, trl_env.trl.training\n"
@@ -106,12 +106,12 @@ def test_usage_errors_exit_2_and_runtime_failures_1(
     assert main(["eval", "TextWordle-v0", "--policy", "random", "--episodes", "0"]) == 2
     one_error_line(capsys.readouterr().err, "trl-env eval")
 
-    import trl_env.eval
+    import trl_env._eval
 
     def crash(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the env crashed")
 
-    monkeypatch.setattr(trl_env.eval, "evaluate", crash)
+    monkeypatch.setattr(trl_env._eval, "evaluate", crash)
     assert main(["eval", "TextWordle-v0", "--policy", "random"]) == 1
     assert "RuntimeError: the env crashed" in one_error_line(
         capsys.readouterr().err, "trl-env eval"
@@ -120,7 +120,7 @@ def test_usage_errors_exit_2_and_runtime_failures_1(
     def interrupt(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(trl_env.eval, "evaluate", interrupt)
+    monkeypatch.setattr(trl_env._eval, "evaluate", interrupt)
     assert main(["eval", "TextWordle-v0", "--policy", "random"]) == 130
     assert "trl-env eval: interrupted" in capsys.readouterr().err
 
@@ -150,9 +150,9 @@ def test_eval_and_serve_options_come_from_their_configs() -> None:
 
 
 def test_demos_sft_and_replay_share_the_common_fields() -> None:
-    from trl_env.demos import DemosConfig
-    from trl_env.replay import ReplayConfig
-    from trl_env.trl.sft import SFTRunConfig
+    from trl_env._demos import DemosConfig
+    from trl_env._replay import ReplayConfig
+    from trl_env.trl._sft import SFTRunConfig
 
     sft = parse(SFTRunConfig, ["--model", "m.gguf", "--demos", "demos/ttt"])
     assert sft.env_ids == [] and sft.demos == "demos/ttt"  # the IDs may be left out
@@ -167,11 +167,11 @@ def test_demos_sft_and_replay_share_the_common_fields() -> None:
 
 def test_model_settings_default_once() -> None:
     from trl_env._configs import MAX_NEW_TOKENS_PER_TURN
-    from trl_env.eval import ModelOptions
+    from trl_env._eval import ModelOptions
 
     options = EvalConfig(["TextWordle-v0"], policy="m").model_options()
     assert options == ModelOptions()
-    assert options.max_new_tokens == MAX_NEW_TOKENS_PER_TURN
+    assert options.max_new_tokens_per_turn == MAX_NEW_TOKENS_PER_TURN
 
 
 # --- --config FILE.yaml ----------------------------------------------------------------------
@@ -251,7 +251,7 @@ def test_a_null_in_a_config_file_is_kept(tmp_path: Path) -> None:
     pytest.importorskip("torch")  # resolved() asks torch whether there is a GPU
     from trl_env.cli import parse_command_line
     from trl_env.cli._train import config_from_args
-    from trl_env.trl.training.config import TrainConfig
+    from trl_env.trl.training._config import TrainConfig
 
     resolved = TrainConfig(["TextLargestNumber-v0"], model="m", system_prompt="").resolved()
     assert resolved.system_prompt is None  # no system message, not the default one

@@ -7,7 +7,8 @@ import sys
 import pytest
 
 import trl_env
-from trl_env import Env, Processor, seed_to_int
+from trl_env.protocol import Env, Processor
+from trl_env.utils import seed_to_int
 
 
 class ProtocolEcho:
@@ -42,7 +43,11 @@ def test_protocols_are_runtime_checkable() -> None:
 
 
 def test_aliases_are_str() -> None:
-    assert trl_env.Action is str and trl_env.Delta is str and trl_env.Seed is str
+    assert (
+        trl_env.protocol.Action is str
+        and trl_env.protocol.Delta is str
+        and trl_env.protocol.Seed is str
+    )
 
 
 @pytest.mark.parametrize(("seed", "expected"), [("0", 0), ("42", 42), (" 7 ", 7), (5, 5)])
@@ -54,7 +59,7 @@ def test_string_seeds_are_hashed_stably() -> None:
     # A fixed value: the mapping must be identical on every machine and in every process.
     assert seed_to_int("wordle-day-1") == seed_to_int("wordle-day-1")
     assert seed_to_int("wordle-day-1") != seed_to_int("wordle-day-2")
-    code = "import trl_env; print(trl_env.seed_to_int('wordle-day-1'))"
+    code = "import trl_env.utils; print(trl_env.utils.seed_to_int('wordle-day-1'))"
     other_process = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
@@ -100,5 +105,5 @@ def test_unknown_attribute_error() -> None:
 
 
 def test_missing_extra_error_names_the_pip_command() -> None:
-    error = trl_env.MissingExtraError("trl", "make_rollout_func", "trl")
+    error = trl_env.error.MissingExtraError("trl", "make_rollout_func", "trl")
     assert 'pip install "trl-env[trl]"' in str(error)

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import trl_env._progress
+from trl_env._eval import evaluate
 from trl_env._progress import _Progress, _TurnCounter
-from trl_env.eval import evaluate
 
 
 class Clock:

@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pytest
 
-import trl_env.summary
-from trl_env.cli import main
-from trl_env.episode import Episode, Task
-from trl_env.error import UsageError
-from trl_env.eval import evaluate, format_table
-from trl_env.summary import (
+import trl_env._summary
+from trl_env._episode import Episode, Task
+from trl_env._eval import evaluate, format_table
+from trl_env._summary import (
     add_samples,
     pass_at_k,
     summarize,
     summarize_samples,
     wilson_interval,
 )
+from trl_env.cli import main
+from trl_env.error import UsageError
 
 CHEAP = "TextLargestNumber-v0"  # one turn per episode
 
@@ -109,7 +109,7 @@ def test_benchmarks_use_the_library_interval() -> None:
 
 
 def _episode(seed: int, won: bool, env_id: str = "TextWordle-v0") -> Episode:
-    return Episode(Task(env_id, str(seed)), success=won, episode_return=2.0 * won, turns=1)
+    return Episode(Task(env_id, seed), success=won, episode_return=2.0 * won, turns=1)
 
 
 def test_summary_has_the_wilson_interval_of_its_success_rate() -> None:
@@ -150,7 +150,7 @@ def test_summarize_samples_errors() -> None:
 
 
 def test_summary_module_doctests_pass() -> None:
-    results = doctest.testmod(trl_env.summary, optionflags=doctest.ELLIPSIS)
+    results = doctest.testmod(trl_env._summary, optionflags=doctest.ELLIPSIS)
     assert results.attempted >= 8 and results.failed == 0
 
 

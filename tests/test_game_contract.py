@@ -3,7 +3,7 @@
 A native game is a :class:`~trl_env.envs.TextGame`: its required hooks are abstract methods, its
 policies (``oracle_move``, ``random_move``) optional hooks that the class declares. The toy-text
 adapters are not text games but fill the same policy protocols (``HasOracle``,
-``HasRandomAction``). ``trl_env.policies.has_oracle`` answers for either, from the class alone.
+``HasRandomAction``). ``trl_env._policies.has_oracle`` answers for either, from the class alone.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from gymnasium.envs.registration import load_env_creator
 from trl_env.envs import TextGame
 
 import trl_env  # registers the catalogue
-from trl_env.error import NoOracleError
-from trl_env.policies import (
+from trl_env._policies import (
     HasOracle,
     HasRandomAction,
     has_oracle,
@@ -27,6 +26,7 @@ from trl_env.policies import (
     oracle_action,
     random_action,
 )
+from trl_env.error import NoOracleError
 
 assert trl_env  # imported for its registrations
 

@@ -39,20 +39,35 @@ def test_make_dataset_given_none() -> None:
         trl_env.make_dataset(None, 8)
 
 
-def test_off_switches_say_they_turn_something_off() -> None:
+def test_yes_no_switches_show_both_spellings_and_their_default() -> None:
+    """Issue 20: ``--no-progress``'s help said the opposite of what it does. Each yes/no setting
+    is now one option with both spellings whose help describes the setting and its default."""
     import argparse
 
+    from trl_env._demos import DemosConfig
     from trl_env.cli._arguments import add_config_arguments
-    from trl_env.demos import DemosConfig
 
     pytest.importorskip("trl")
-    from trl_env.trl.training.config import TrainConfig
+    from trl_env.trl.training._config import TrainConfig
 
+    switches = {}
     for config in (TrainConfig, DemosConfig):
         parser = argparse.ArgumentParser()
         add_config_arguments(parser, config)
         for action in parser._actions:
-            if any(flag.startswith("--no-") for flag in action.option_strings) and (
-                action.const is False
-            ):
-                assert action.help.startswith("Turn off: "), (action.option_strings, action.help)
+            if any(flag.startswith("--no-") for flag in action.option_strings):
+                switches[tuple(action.option_strings)] = action
+    assert ("--progress", "--no-progress") in switches and ("--plot", "--no-plot") in switches
+    for flags, action in switches.items():
+        assert isinstance(action, argparse.BooleanOptionalAction), flags
+        assert not action.help.lower().startswith(("turn off", "disable", "do not", "don't")), flags
+    for flags, default in (
+        (("--progress", "--no-progress"), True),
+        (("--plot", "--no-plot"), True),
+    ):
+        parser = argparse.ArgumentParser()
+        add_config_arguments(parser, TrainConfig)
+        dest = switches[flags].dest
+        assert getattr(parser.parse_args(["X", flags[1]]), dest) is False
+        assert getattr(parser.parse_args(["X", flags[0]]), dest) is True
+        assert getattr(parser.parse_args(["X"]), dest) is default

@@ -100,7 +100,9 @@ def wordle_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     args = [*serve, "--port", "{port}", "--max-sessions", "64"]
     with subprocess_server(args, cwd=folder, log=folder / "server.log") as url:
         # The command says where it serves (uvicorn is silent at its default log level).
-        assert "serving TextWordle-v0 over OpenEnv at http://" in (folder / "server.log").read_text()
+        assert (
+            "serving TextWordle-v0 over OpenEnv at http://" in (folder / "server.log").read_text()
+        )
         yield url
 
 
@@ -150,10 +152,10 @@ def test_rollout_through_the_server_is_token_exact_with_any_worker_count(wordle_
     pytest.importorskip("trl")
     from tests.test_stepping import WordGenerator
     from trl_env.trl import play_episodes
-    from trl_env.trl.processors import ChatTemplateProcessor
-    from trl_env.trl.rollout import RolloutConfig
-    from trl_env.trl.tasks import Task
-    from trl_env.trl.tiny import build_tiny_tokenizer
+    from trl_env.trl._processors import ChatTemplateProcessor
+    from trl_env.trl._rollout import RolloutConfig
+    from trl_env.trl._tasks import Task
+    from trl_env.trl.models import build_tiny_tokenizer
 
     processor = ChatTemplateProcessor(build_tiny_tokenizer("qwen3"))
     seeds = [str(seed) for seed in range(4) for _ in range(2)]  # num_generations = 2
@@ -169,7 +171,11 @@ def test_rollout_through_the_server_is_token_exact_with_any_worker_count(wordle_
     remote = run("OpenEnv-v0", {"base_url": wordle_server}, env_workers=8, env_step_timeout=60.0)
     for a, b in zip(local, remote, strict=True):
         assert b.error is None
-        assert (a.prompt_ids, a.completion_ids, a.env_mask) == (b.prompt_ids, b.completion_ids, b.env_mask)
+        assert (a.prompt_ids, a.completion_ids, a.env_mask) == (
+            b.prompt_ids,
+            b.completion_ids,
+            b.env_mask,
+        )
         assert (a.rewards, a.ended_by, a.turns) == (b.rewards, b.ended_by, b.turns)
 
 

@@ -48,7 +48,7 @@ from tests import test_openenv as served  # modules: their tests are not collect
 from tests.test_docker_context import parse_dockerfile
 from trl_env.cli import main  # `python -m trl_env.openenv` runs the same command
 from trl_env.error import UsageError
-from trl_env.openenv.export import build_trl_env_wheel, export_openenv_dir, package_name
+from trl_env.openenv._export import build_trl_env_wheel, export_openenv_dir, package_name
 
 ENV_ID = "TextWordle-v0"
 needs_uv = pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed (dev extra)")

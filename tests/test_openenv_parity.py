@@ -20,7 +20,7 @@ pytest.importorskip("openenv")
 
 import trl_env  # noqa: F401  (registers the catalogue and OpenEnv-v0)
 from tests import test_openenv as served  # a module: its tests are not collected here
-from trl_env.policies import oracle_action, random_action
+from trl_env._policies import oracle_action, random_action
 
 NATIVE_IDS = sorted(
     env_id
@@ -104,7 +104,7 @@ def test_served_env_returns_what_the_local_env_returns(env_id: str) -> None:
 
 def test_a_server_that_sends_only_done_still_plays() -> None:
     # Other OpenEnv servers send OpenEnv's done (and maybe truncated) without terminated.
-    from trl_env.openenv.client import _episode_end
+    from trl_env.openenv._client import _episode_end
 
     assert _episode_end({"text": "x"}, True) == (True, False)
     assert _episode_end({"truncated": True}, True) == (False, True)

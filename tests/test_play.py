@@ -1,5 +1,5 @@
-"""The play loop (trl_env.play), its checked env calls (trl_env.stepping) and the policies
-(trl_env.policies): env-owned oracle/random policies, faults that end one episode, callbacks."""
+"""The play loop (trl_env._play), its checked env calls (trl_env._stepping) and the policies
+(trl_env._policies): env-owned oracle/random policies, faults that end one episode, callbacks."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 import trl_env
-from trl_env.episode import Episode, Task
-from trl_env.play import play_episode, run_episodes
-from trl_env.policies import FunctionPolicy, OraclePolicy, RandomPolicy, Reply, random_action
+from trl_env._episode import Episode, Task
+from trl_env._play import play_episode, run_episodes
+from trl_env._policies import FunctionPolicy, OraclePolicy, RandomPolicy, Reply, random_action
+from trl_env._stepping import check_step_result, reset_envs, step_envs
 from trl_env.spaces import TextSpace
-from trl_env.stepping import check_step_result, reset_envs, step_envs
 
 
 class Scripted(gym.Env[str, str]):
@@ -97,7 +97,7 @@ def test_env_calls_never_raise_for_env_faults() -> None:
 def test_a_fault_ends_only_its_episode_with_a_recorded_error() -> None:
     envs = [Scripted(FAULTS["reward NaN"]), Scripted(), Scripted(reset_result=(b"x", {}))]
     episodes = [Episode(Task("Scripted", str(i))) for i in range(3)]
-    with pytest.warns(trl_env.EnvErrorWarning) as caught:
+    with pytest.warns(trl_env.error.EnvErrorWarning) as caught:
         run_episodes(episodes, envs, FunctionPolicy(lambda t: "a"), error_penalty=-1.0, warn=True)
     assert len(caught) == 2
     bad, good, bad_reset = episodes
@@ -169,7 +169,7 @@ def test_catalogue_oracle_wins_through_the_loop() -> None:
 
 def test_a_replacement_step_function_runs_every_env_step() -> None:
     """The one place env steps run can be replaced (a per-step timeout, a worker pool)."""
-    from trl_env.stepping import EnvOutcome
+    from trl_env._stepping import EnvOutcome
 
     calls: list[int] = []
 
@@ -185,7 +185,7 @@ def test_a_replacement_step_function_runs_every_env_step() -> None:
 
 
 def test_eval_progress_prints_lines_when_stderr_is_not_a_terminal(capsys) -> None:
-    from trl_env.eval import evaluate
+    from trl_env._eval import evaluate
 
     evaluate(["TextGuessNumber-v0"], "random", episodes=20, progress=True)
     lines = [line for line in capsys.readouterr().err.splitlines() if "episodes (" in line]
@@ -198,8 +198,8 @@ def test_random_policy_does_not_replay_the_envs_own_draws() -> None:
     """A random policy seeded like the env must not guess the env's secret from the same stream."""
     import gymnasium as gym
 
-    from trl_env.play import play_episode
-    from trl_env.policies import RandomPolicy
+    from trl_env._play import play_episode
+    from trl_env._policies import RandomPolicy
 
     wins = 0
     for seed in range(30):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import pkgutil
+import re
 import subprocess
 import sys
 import types
@@ -102,26 +104,26 @@ def test_error_hierarchy_documented_and_complete() -> None:
     for name in trl_env.error.__all__:
         assert name in doc, f"{name} missing from the hierarchy in trl_env.error's docstring"
         cls = getattr(trl_env.error, name)
-        assert issubclass(cls, trl_env.Error) or issubclass(cls, Warning), name
+        assert issubclass(cls, trl_env.error.Error) or issubclass(cls, Warning), name
 
 
 def test_episode_over_error_is_gymnasium_reset_needed() -> None:
-    error = trl_env.EpisodeOverError("call reset()")
+    error = trl_env.error.EpisodeOverError("call reset()")
     assert isinstance(error, gym.error.ResetNeeded)
     assert isinstance(error, RuntimeError)
-    assert isinstance(error, trl_env.Error)
+    assert isinstance(error, trl_env.error.Error)
 
 
 def test_removed_policy_tables_say_what_replaced_them() -> None:
-    import trl_env.eval
+    import trl_env._eval
 
     for name in ("ORACLES", "RANDOM_ACTIONS"):
         with pytest.raises(AttributeError, match=r"random_action|oracle_action"):
-            getattr(trl_env.eval, name)
+            getattr(trl_env._eval, name)
 
 
 def test_old_import_paths_still_work() -> None:
-    from trl_env.eval import (  # noqa: F401
+    from trl_env._eval import (  # noqa: F401
         EnvSummary,
         EpisodeResult,
         EvalReport,
@@ -146,7 +148,7 @@ def test_old_import_paths_still_work() -> None:
 
 
 def test_hub_id_pattern_is_written_once() -> None:
-    from trl_env.utils.hub import is_hub_id
+    from trl_env.utils._hub import is_hub_id
 
     assert is_hub_id("Qwen/Qwen3-0.6B") and is_hub_id("gpt2")
     assert not is_hub_id("a/b/c") and not is_hub_id("/abs/path") and not is_hub_id("")
@@ -162,3 +164,129 @@ def test_module_sizes() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > 450
     }
     assert not too_long, too_long
+
+
+# ------------------------------------------------------------------ the public surface (issue 20)
+# The packages a user imports from; docs/architecture.md names the same list.
+PUBLIC_PACKAGES = (
+    "trl_env",
+    "trl_env.protocol",
+    "trl_env.spaces",
+    "trl_env.error",
+    "trl_env.wrappers",
+    "trl_env.envs",
+    "trl_env.utils",
+    "trl_env.openenv",
+    "trl_env.trl",
+    "trl_env.trl.models",
+    "trl_env.trl.training",
+    "trl_env.cli",
+)
+# Modules named by string elsewhere (gym entry points, an ASGI app, ``python -m``): their paths are
+# public, their contents are documented where they are used, not in the API reference.
+ENTRY_POINT_MODULES = ("trl_env.__main__", "trl_env.openenv.__main__", "trl_env.openenv.app")
+API_DOCS = Path(__file__).resolve().parent.parent / "docs" / "api"
+
+
+def _documented_members() -> dict[str, list[str]]:
+    """``{package: members}`` of every ``::: package`` block in docs/api/*.md."""
+    documented: dict[str, list[str]] = {}
+    for page in sorted(API_DOCS.glob("*.md")):
+        for block in re.split(r"^(?=::: )", page.read_text("utf-8"), flags=re.M)[1:]:
+            path = block.split()[1]
+            heading = re.search(r"^\s+heading: (\S+)", block, re.M)
+            name = heading.group(1) if heading else path
+            assert name not in documented, f"{name} is documented twice"
+            documented[name] = re.findall(r"^\s+- (\w+)\s*$", block, re.M)
+    return documented
+
+
+def test_the_api_reference_documents_exactly_the_public_packages() -> None:
+    pytest.importorskip("trl")
+    documented = _documented_members()
+    assert set(documented) == set(PUBLIC_PACKAGES) - {"trl_env.cli"}, (
+        "docs/api/ must document exactly the public packages"
+    )
+    for package, members in documented.items():
+        exported = [n for n in importlib.import_module(package).__all__ if n != "__version__"]
+        assert sorted(members) == sorted(exported), (
+            f"docs/api documents {package} as {sorted(set(members) ^ set(exported))} differently "
+            "from its __all__"
+        )
+
+
+def _entry_point_modules() -> set[str]:
+    """Modules that a registered env's entry point names (``trl_env.envs.wordle``, ...)."""
+    return {
+        spec.entry_point.split(":")[0]
+        for spec in gym.registry.values()
+        if isinstance(spec.entry_point, str) and spec.entry_point.startswith("trl_env.")
+    }
+
+
+def test_every_other_module_is_private() -> None:
+    public = set(PUBLIC_PACKAGES) | set(ENTRY_POINT_MODULES) | _entry_point_modules()
+    offenders = []
+    for info in pkgutil.walk_packages(trl_env.__path__, "trl_env."):
+        parts = info.name.split(".")
+        if any(part.startswith("_") and part != "__main__" for part in parts):
+            continue
+        if info.name not in public:
+            offenders.append(info.name)
+    assert not offenders, f"public modules outside the public packages: {offenders}"
+
+
+def test_old_module_paths_warn_and_name_the_new_place() -> None:
+    from trl_env._deprecation import MOVED_MODULES, REMOVAL
+
+    code = (
+        "import importlib, warnings, json\n"
+        "from trl_env._deprecation import MOVED_MODULES\n"
+        "out = {}\n"
+        "for old, (new, home) in MOVED_MODULES.items():\n"
+        "    with warnings.catch_warnings(record=True) as caught:\n"
+        "        warnings.simplefilter('always')\n"
+        "        module = importlib.import_module(old)\n"
+        "    out[old] = [module.__name__, [str(w.message) for w in caught\n"
+        "                if issubclass(w.category, DeprecationWarning)]]\n"
+        "print(json.dumps(out))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    for old, (new, home) in MOVED_MODULES.items():
+        name, messages = seen[old]
+        assert name == new, old
+        assert any(old in m and home in m and REMOVAL in m for m in messages), (old, messages)
+
+
+@pytest.mark.parametrize("name", ["Env", "Processor", "Seed", "UsageError", "seed_to_int"])
+def test_names_that_left_the_top_level_warn(name: str) -> None:
+    from trl_env._deprecation import MOVED_NAMES
+
+    with pytest.warns(DeprecationWarning, match=rf"use {MOVED_NAMES[name]}\.{name}"):
+        value = getattr(trl_env, name)
+    assert value is getattr(importlib.import_module(MOVED_NAMES[name]), name)
+
+
+def test_protocol_names_are_not_confused_with_the_env_base_class() -> None:
+    from trl_env.envs import TextGame
+
+    import trl_env.protocol
+
+    assert "Env" not in trl_env.__all__
+    assert trl_env.protocol.Env is not TextGame
+    assert set(trl_env.protocol.__all__) == {
+        "Action", "Delta", "Env", "Language", "Processor", "Seed", "TokenProcessor",
+    }  # fmt: skip
+
+
+def test_model_options_takes_the_rollouts_name_and_the_old_one_warns() -> None:
+    from trl_env import ModelOptions
+
+    assert ModelOptions(max_new_tokens_per_turn=8).max_new_tokens_per_turn == 8
+    with pytest.warns(DeprecationWarning, match="max_new_tokens_per_turn"):
+        options = ModelOptions(max_new_tokens=12)
+    assert options.max_new_tokens_per_turn == 12
+    with pytest.warns(DeprecationWarning, match="max_new_tokens_per_turn"):
+        assert options.max_new_tokens == 12

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from trl_env.summary import wilson_interval
+from trl_env._summary import wilson_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

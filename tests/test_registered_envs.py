@@ -140,7 +140,7 @@ def test_gymnasium_wrappers(env_id: str) -> None:
 @pytest.mark.parametrize("env_id", text_env_ids())
 def test_protocol_adapter(env_id: str) -> None:
     env = trl_env.GymnasiumToProtocol(env_id)
-    assert isinstance(env, trl_env.Env)
+    assert isinstance(env, trl_env.protocol.Env)
     first = env.reset("3")
     assert isinstance(first, str) and env.alive
     steps = 0
@@ -148,7 +148,7 @@ def test_protocol_adapter(env_id: str) -> None:
         assert isinstance(env.step(ACTIONS[steps % len(ACTIONS)]), str)
         steps += 1
         assert steps < 10_000
-    with pytest.raises(trl_env.EpisodeOverError):
+    with pytest.raises(trl_env.error.EpisodeOverError):
         env.step("anything")
 
 

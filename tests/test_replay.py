@@ -1,8 +1,8 @@
-"""``trl-env replay`` and :mod:`trl_env.replay`: a run's saved rollouts printed and rescored.
+"""``trl-env replay`` and :mod:`trl_env._replay`: a run's saved rollouts printed and rescored.
 
 The run folders here are made of real played episodes (the play loop, the env's random and
 oracle policies, a scripted policy with invalid replies, an env that fails mid-episode), saved
-with :mod:`trl_env.rollout_records` exactly as ``trl-env train --save-rollouts`` saves them.
+with :mod:`trl_env._rollout_records` exactly as ``trl-env train --save-rollouts`` saves them.
 """
 
 from __future__ import annotations
@@ -17,21 +17,21 @@ import gymnasium as gym
 import pytest
 
 import trl_env
-import trl_env.replay
-from trl_env.cli import main
-from trl_env.episode import Episode, Task
-from trl_env.error import UsageError
-from trl_env.play import run_episodes
-from trl_env.policies import FunctionPolicy, OraclePolicy, RandomPolicy, Reply
-from trl_env.replay import (
+import trl_env._replay
+from trl_env._episode import Episode, Task
+from trl_env._play import run_episodes
+from trl_env._policies import FunctionPolicy, OraclePolicy, RandomPolicy, Reply
+from trl_env._replay import (
     ReplayConfig,
     format_episode,
     load_run,
     rescore,
     select_episodes,
 )
-from trl_env.rollout_records import episode_record, read_rollouts, write_step
-from trl_env.stepping import EnvOutcome, step_envs
+from trl_env._rollout_records import episode_record, read_rollouts, write_step
+from trl_env._stepping import EnvOutcome, step_envs
+from trl_env.cli import main
+from trl_env.error import UsageError
 
 GUESS, WORDLE = "TextGuessNumber-v0", "TextWordle-v0"
 SHAPED = {"partial_credit": 0.5}
@@ -142,7 +142,7 @@ def test_the_fake_run_holds_what_the_tests_need(run_dir: Path) -> None:
 
 
 def test_module_doctests_pass() -> None:
-    results = doctest.testmod(trl_env.replay, optionflags=doctest.ELLIPSIS)
+    results = doctest.testmod(trl_env._replay, optionflags=doctest.ELLIPSIS)
     assert results.attempted > 0 and results.failed == 0
 
 

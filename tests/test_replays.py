@@ -46,7 +46,7 @@ def _check_info(recorded: dict[str, Any], info: dict[str, Any], where: str) -> N
 def _check_policy(env: gym.Env[str, str], step: dict[str, Any], rng: Any) -> None:
     """The game's own policies still choose the recorded oracle and random moves.
 
-    The random moves were drawn by ``trl_env.eval.random_action`` before the policies moved
+    The random moves were drawn by ``trl_env._eval.random_action`` before the policies moved
     into the games; the warm start of ``trl-env train`` relies on the same draws.
     """
     game: Any = env.unwrapped

@@ -1,4 +1,4 @@
-"""Env-call executors (trl_env.stepping) and their use by the rollout (env_workers, timeouts)."""
+"""Env-call executors (trl_env._stepping) and their use by the rollout (env_workers, timeouts)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import gymnasium as gym
 import pytest
 
 import trl_env  # noqa: F401  (registers the catalogue)
-from trl_env.stepping import SequentialStepper, StepTimeoutError, ThreadStepper, make_stepper
+from trl_env._stepping import SequentialStepper, StepTimeoutError, ThreadStepper, make_stepper
 
 
 class Recorder:
@@ -96,10 +96,10 @@ def test_make_stepper_choices_and_errors() -> None:
 trl = pytest.importorskip("trl")
 
 from trl_env.trl import make_rollout_func, play_episodes  # noqa: E402
-from trl_env.trl.processors import ChatTemplateProcessor  # noqa: E402
-from trl_env.trl.rollout import EnvErrorWarning, RolloutConfig, _EnvPool  # noqa: E402
-from trl_env.trl.tasks import Task  # noqa: E402
-from trl_env.trl.tiny import build_tiny_tokenizer  # noqa: E402
+from trl_env.trl._processors import ChatTemplateProcessor  # noqa: E402
+from trl_env.trl._rollout import EnvErrorWarning, RolloutConfig, _EnvPool  # noqa: E402
+from trl_env.trl._tasks import Task  # noqa: E402
+from trl_env.trl.models import build_tiny_tokenizer  # noqa: E402
 
 
 @pytest.fixture(scope="module")

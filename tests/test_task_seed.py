@@ -7,13 +7,13 @@ import gymnasium as gym
 import pytest
 
 import trl_env  # also registers the catalogue
+from trl_env._episode import Episode, Task
+from trl_env._play import play_episode
+from trl_env._policies import OraclePolicy
 from trl_env._rescore import rescore
-from trl_env.episode import Episode, Task
-from trl_env.play import play_episode
-from trl_env.policies import OraclePolicy
-from trl_env.rollout_records import episode_record, record_seed
-from trl_env.seeding import seed_to_int
-from trl_env.trl.tasks import task_from_prompt
+from trl_env._rollout_records import episode_record, record_seed
+from trl_env._seeding import seed_to_int
+from trl_env.trl._tasks import task_from_prompt
 
 GUESS = "TextGuessNumber-v0"
 
@@ -78,7 +78,7 @@ def test_records_hold_int_seeds_and_old_string_seeds_still_replay() -> None:
 
 
 def test_environment_factory_rows_with_any_seed_record_the_int_they_played() -> None:
-    from trl_env.trl.environment_factory import make_environment_factory
+    from trl_env.trl._environment_factory import make_environment_factory
 
     env = make_environment_factory(GUESS)()
     first = env.reset(seed="5")

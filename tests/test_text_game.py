@@ -47,7 +47,7 @@ def _finish(env: gym.Env[str, str]) -> None:
 
 
 def test_one_error_type_for_reset_needed() -> None:
-    assert issubclass(GameNotRunningError, trl_env.EpisodeOverError)
+    assert issubclass(GameNotRunningError, trl_env.error.EpisodeOverError)
     assert issubclass(GameNotRunningError, gym.error.ResetNeeded)
 
 

@@ -134,7 +134,7 @@ def test_oracle_action_method_is_the_function_and_refuses_a_finished_game(env_id
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_random_action_draws_what_eval_drew_and_only_from_rng(env_id: str) -> None:
-    from trl_env.eval import random_action
+    from trl_env._eval import random_action
 
     env = gym.make(env_id)
     _, info = env.reset(seed=0)

@@ -212,7 +212,7 @@ def test_parse_action_rejects_bad_configurations() -> None:
         ParseAction(text_lake, LAKE_ACTIONS, synonyms={"jump": ["hop"]})
     with pytest.raises(TypeError, match="list of strings"):
         ParseAction(text_lake, LAKE_ACTIONS, synonyms={"left": "west"})
-    with pytest.raises(trl_env.NotATextEnvError, match="DescribeObservation"):
+    with pytest.raises(trl_env.error.NotATextEnvError, match="DescribeObservation"):
         ParseAction(FrozenLakeEnv(), LAKE_ACTIONS)
     with pytest.raises(TypeError, match="Discrete"):
         ParseAction(gym.make("TextWordle-v0"), ["a"])
@@ -297,7 +297,7 @@ def test_prefix_first_observation_only() -> None:
     assert env.observation_space.max_length == lake().observation_space.max_length + 28
     with pytest.raises(ValueError, match="printable"):
         PrefixFirstObservation(lake(), "\x07")
-    with pytest.raises(trl_env.NotATextEnvError):
+    with pytest.raises(trl_env.error.NotATextEnvError):
         PrefixFirstObservation(FrozenLakeEnv(), "hi")
 
 

@@ -17,31 +17,23 @@ Importing ``trl_env`` is light (gymnasium and numpy only). The TRL bridge
 """
 
 import importlib as _importlib
+import warnings as _warnings
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 import trl_env.envs as _envs  # importing the catalogue registers every env with gymnasium
-from trl_env.adapters import GymnasiumToProtocol, ProtocolToGymnasium, is_text_space
-from trl_env.core import Action, Delta, Env, Language, Processor, Seed, TokenProcessor
-from trl_env.episode import Episode, Task, is_success
-from trl_env.error import (
-    EnvErrorWarning,
-    EpisodeOverError,
-    Error,
-    InvalidSpaceError,
-    MissingExtraError,
-    NoOracleError,
-    NotATextEnvError,
-    TaskSpecError,
-    TextEnvCheckError,
-    UsageError,
-)
-from trl_env.play import play_episode, run_episodes
-from trl_env.policies import FunctionPolicy, OraclePolicy, Policy, RandomPolicy, Reply, Turn
-from trl_env.registration import register_protocol_env
-from trl_env.seeding import seed_to_int
+from trl_env import _deprecation, error, protocol  # noqa: F401 (subpackages as attributes)
+from trl_env._adapters import GymnasiumToProtocol, ProtocolToGymnasium, is_text_space
+from trl_env._demos import record_demos
+from trl_env._episode import Episode, Task, is_success
+from trl_env._eval import evaluate
+from trl_env._model_options import ModelOptions
+from trl_env._play import play_episode, run_episodes
+from trl_env._policies import FunctionPolicy, OraclePolicy, Policy, RandomPolicy, Reply, Turn
+from trl_env._registration import register_protocol_env
+from trl_env._stepping import reset_envs, step_envs
+from trl_env._summary import EnvSummary, summarize
 from trl_env.spaces import TextSpace
-from trl_env.stepping import EnvOutcome, reset_envs, step_envs
-from trl_env.summary import EnvSummary, summarize
 
 __version__ = "0.2.0"
 
@@ -59,62 +51,69 @@ _TRL_EXPORTS = frozenset(
 )
 
 __all__ = [
-    "Action",
     "ChatTemplateProcessor",
-    "Delta",
-    "Env",
-    "EnvErrorWarning",
-    "EnvOutcome",
     "EnvSummary",
     "EnvironmentFactory",
     "Episode",
-    "EpisodeOverError",
-    "Error",
     "FunctionPolicy",
     "GymnasiumToProtocol",
-    "InvalidSpaceError",
-    "Language",
-    "MissingExtraError",
-    "NoOracleError",
-    "NotATextEnvError",
+    "ModelOptions",
     "OraclePolicy",
     "Policy",
-    "Processor",
     "ProtocolToGymnasium",
     "RandomPolicy",
     "Reply",
-    "Seed",
     "Task",
-    "TaskSpecError",
-    "TextEnvCheckError",
     "TextSpace",
-    "TokenProcessor",
     "Turn",
-    "UsageError",
     "__version__",
     "env_reward",
     "env_success",
+    "evaluate",
     "is_success",
     "is_text_space",
     "make_dataset",
     "make_environment_factory",
     "make_rollout_func",
     "play_episode",
+    "record_demos",
     "register_protocol_env",
     "reset_envs",
     "run_episodes",
-    "seed_to_int",
     "step_envs",
     "summarize",
 ]
 
+if _TYPE_CHECKING:  # what the lazy names are, for type checkers and the API reference
+    from trl_env.trl import (
+        ChatTemplateProcessor,
+        EnvironmentFactory,
+        env_reward,
+        env_success,
+        make_dataset,
+        make_environment_factory,
+        make_rollout_func,
+    )
+
+# Old import paths keep working for one release, with a DeprecationWarning naming the new one.
+_deprecation.install()
+
 
 def __getattr__(name: str) -> _Any:
-    if name in ("REGISTRY", "register_envs"):  # deprecated (gym.registry is the catalogue)
-        return getattr(_envs, name)
     if name in _TRL_EXPORTS:
         module = _importlib.import_module("trl_env.trl")
         return getattr(module, name)
+    if name in ("REGISTRY", "register_envs"):  # deprecated (gym.registry is the catalogue)
+        return getattr(_envs, name)
+    home = _deprecation.MOVED_NAMES.get(name)
+    if home is not None:
+        _warnings.warn(
+            f"trl_env.{name} is deprecated and will be removed in trl-env {_deprecation.REMOVAL}; "
+            f"use {home}.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(_importlib.import_module(home), name)
     raise AttributeError(f"module 'trl_env' has no attribute {name!r}")
 
 

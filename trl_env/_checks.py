@@ -13,7 +13,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from trl_env.adapters import is_text_space
+from trl_env._adapters import is_text_space
 from trl_env.error import TaskSpecError, UsageError
 
 __all__: list[str] = []

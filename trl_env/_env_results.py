@@ -1,4 +1,4 @@
-"""The check of what an env's ``reset``/``step`` returned (private; see :mod:`trl_env.stepping`).
+"""The check of what an env's ``reset``/``step`` returned (private; see :mod:`trl_env._stepping`).
 
 An env that returns a value of the wrong type (an observation that is not a string, a reward
 that is not a finite real number, flags that are not booleans, an info that is not a dict) gives

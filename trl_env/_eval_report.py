@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trl_env.episode import Episode
-from trl_env.summary import EnvSummary
+from trl_env._episode import Episode
+from trl_env._summary import EnvSummary
 
 __all__ = ["EvalReport", "format_table", "write_outputs"]
 

@@ -1,5 +1,5 @@
 """Rescoring saved episodes: their actions played again in a fresh env, the rewards compared
-(private; the public names are in :mod:`trl_env.replay`)."""
+(private; the public names are in :mod:`trl_env._replay`)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ class _Envs:
     """One env per (ID, kwargs), made on first use, reused across episodes."""
 
     def __init__(self, step_timeout: float | None) -> None:
-        from trl_env.stepping import make_stepper
+        from trl_env._stepping import make_stepper
 
         self.stepper = make_stepper(0, step_timeout)
         self._envs: dict[tuple[str, str], Any] = {}
@@ -159,8 +159,8 @@ def _replay(
 ) -> tuple[list[float], tuple[str, int] | None, bool]:
     """Step ``record``'s actions in ``env``: the new rewards, the first difference (what and
     at which step index) and whether the env failed."""
-    from trl_env.rollout_records import record_seed
-    from trl_env.stepping import reset_envs, step_envs
+    from trl_env._rollout_records import record_seed
+    from trl_env._stepping import reset_envs, step_envs
 
     [reset] = reset_envs([(env, record_seed(record))], stepper)
     if reset.error is not None:
@@ -201,8 +201,8 @@ def rescore(
     ended with an env error is skipped: it is not comparable.
 
     Args:
-        records: Saved records (:func:`trl_env.replay.select_episodes`, or
-            :func:`trl_env.rollout_records.read_rollouts`).
+        records: Saved records (:func:`trl_env._replay.select_episodes`, or
+            :func:`trl_env._rollout_records.read_rollouts`).
         env_kwargs: ``gym.make`` keyword arguments over each record's own (a changed setting: do
             the saved episodes still score the same under it?).
         step_timeout: Seconds one ``reset`` or ``step`` may take (``None``: no limit); a call

@@ -3,7 +3,7 @@
 :func:`register_bridged_envs` (called once, as ``import trl_env`` registers the catalogue)
 registers every bridged ID with :func:`gymnasium.register`, from static tables (``_tables.py``),
 without importing either library; a bridged env imports its library when it is made, and raises
-:class:`trl_env.MissingExtraError` naming the extra to install when the library is missing.
+:class:`trl_env.error.MissingExtraError` naming the extra to install when the library is missing.
 Each bridged catalogue has its own namespace (:data:`NAMESPACES`), which is how
 :func:`trl_env.envs.env_specs` tells its IDs apart.
 

@@ -60,7 +60,7 @@ class GlobalRandomState:
 
 
 def import_extra(module: str, extra: str, feature: str) -> Any:
-    """Import an optional library, or raise :class:`trl_env.MissingExtraError` naming the extra.
+    """Import an optional library, or raise :class:`trl_env.error.MissingExtraError` naming the extra.
 
     Args:
         module: The module to import, like ``"reasoning_gym"``.

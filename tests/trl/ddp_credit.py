@@ -27,8 +27,8 @@ from accelerate.utils import gather_object
 from trl import GRPOConfig
 
 import trl_env
-from trl_env.trl.credit import TurnCreditGRPOTrainer, turn_advantages
-from trl_env.trl.tiny import build_tiny_model
+from trl_env.trl._credit import TurnCreditGRPOTrainer, turn_advantages
+from trl_env.trl.models import build_tiny_model
 
 # Per rank: two episodes, each (env_mask of its completion, step rewards).
 EPISODES = {

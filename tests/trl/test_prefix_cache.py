@@ -9,8 +9,8 @@ import torch
 from transformers import GenerationConfig
 
 from trl_env.trl import TransformersGenerator
+from trl_env.trl.models import build_tiny_model, load_model_and_tokenizer
 from trl_env.trl.models._prefix_cache import PrefixCache
-from trl_env.trl.tiny import build_tiny_model, load_model_and_tokenizer
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import trl_env
-from trl_env.trl.processors import ChatTemplateProcessor, split_reasoning
-from trl_env.trl.tiny import (
+from trl_env.trl._processors import ChatTemplateProcessor, split_reasoning
+from trl_env.trl.models import (
     available_chat_templates,
     build_tiny_model,
     build_tiny_tokenizer,
@@ -193,7 +193,7 @@ def test_model_turns_end_on_a_stop_token_and_parse_back(name: str):
 @pytest.mark.parametrize("name", ALL_TEMPLATES)
 def test_text_protocol_matches_token_protocol(name: str):
     processor = make_processor(name)
-    assert isinstance(processor, trl_env.Processor)
+    assert isinstance(processor, trl_env.protocol.Processor)
     for user in USER_MESSAGES[1:]:
         assert processor.tokenizer.decode(processor.env_turn_ids(user)) == (
             processor.append_user_input(user)
@@ -564,13 +564,13 @@ def test_load_rejects_a_missing_path(tmp_path):
 
 
 def test_chat_template_processor_implements_the_token_processor_protocol() -> None:
-    """The rollout is typed on trl_env.TokenProcessor; the concrete processor satisfies it, and a
+    """The rollout is typed on trl_env.protocol.TokenProcessor; the concrete processor satisfies it, and a
     processor without the token-level methods does not."""
     import trl_env
-    from trl_env.trl.tiny import build_tiny_tokenizer
+    from trl_env.trl.models import build_tiny_tokenizer
 
     processor = ChatTemplateProcessor(build_tiny_tokenizer("qwen3"))
-    assert isinstance(processor, trl_env.TokenProcessor)
+    assert isinstance(processor, trl_env.protocol.TokenProcessor)
     ids = processor.env_turn_ids("hi", last_token_id=processor.end_of_turn_id)
     assert processor.decode(ids) == processor.tokenizer.decode(ids, skip_special_tokens=False)
 
@@ -584,5 +584,5 @@ def test_chat_template_processor_implements_the_token_processor_protocol() -> No
         def parse_agent_output(self, completion: str) -> tuple[str, str]:
             return "", completion
 
-    assert isinstance(TextOnly(), trl_env.Processor)
-    assert not isinstance(TextOnly(), trl_env.TokenProcessor)
+    assert isinstance(TextOnly(), trl_env.protocol.Processor)
+    assert not isinstance(TextOnly(), trl_env.protocol.TokenProcessor)

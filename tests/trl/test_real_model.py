@@ -202,7 +202,7 @@ def test_eval_plays_a_few_episodes(gguf: str, capsys: pytest.CaptureFixture[str]
 def test_one_grpo_step(gguf: str, lora: bool, tmp_path: Path) -> None:
     if lora:
         pytest.importorskip("peft")
-    from trl_env.trl.train import train
+    from trl_env.trl.training import train
 
     result = train(
         ENV,

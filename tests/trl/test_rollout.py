@@ -10,6 +10,7 @@ import gymnasium as gym
 import pytest
 
 import trl_env
+import trl_env.utils
 from trl_env.trl import (
     ChatTemplateProcessor,
     EnvErrorWarning,
@@ -19,7 +20,7 @@ from trl_env.trl import (
     make_rollout_func,
     task_from_prompt,
 )
-from trl_env.trl.tiny import build_tiny_tokenizer
+from trl_env.trl.models import build_tiny_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +171,7 @@ def test_one_generation_call_per_turn_and_finished_episodes_leave(tokenizer) -> 
     for prompt in prompts[::2]:
         task = task_from_prompt(prompt)
         env = gym.make(task.env_id)
-        env.reset(seed=trl_env.seed_to_int(task.seed))
+        env.reset(seed=trl_env.utils.seed_to_int(task.seed))
         secrets.append(env.unwrapped.secret)
 
     class WinnerOnSecondTurn(ScriptedGenerator):
@@ -201,7 +202,7 @@ def test_wordle_rewards_and_extras(tokenizer) -> None:
     prompts = tasks_prompts(n=1, copies=1)
     task = task_from_prompt(prompts[0])
     env = gym.make(task.env_id)
-    env.reset(seed=trl_env.seed_to_int(task.seed))
+    env.reset(seed=trl_env.utils.seed_to_int(task.seed))
     secret = env.unwrapped.secret
     replies = ["hmm", f"[{secret}]"]
     output, rollout, _, logged = rollout_with(tokenizer, lambda t: replies[t - 1], prompts)
@@ -361,7 +362,7 @@ class EchoEnv:
 
 def test_bad_prompts_raise_task_spec_error(tokenizer) -> None:
     rollout = make_rollout_func(generator=ScriptedGenerator(tokenizer, "x"))
-    with pytest.raises(trl_env.TaskSpecError, match="make_dataset"):
+    with pytest.raises(trl_env.error.TaskSpecError, match="make_dataset"):
         rollout([[{"role": "user", "content": "Play wordle"}]], fake_trainer(tokenizer))
 
 

@@ -10,15 +10,15 @@ import datasets
 import gymnasium as gym
 import pytest
 
+from trl_env._demos import DEFAULT_SYSTEM_PROMPT, load_demos, record_demos
+from trl_env._episode import Episode, Task
+from trl_env._play import run_episodes
 from trl_env.cli import main
-from trl_env.demos import DEFAULT_SYSTEM_PROMPT, load_demos, record_demos
-from trl_env.episode import Episode, Task
 from trl_env.error import NoOracleError, UsageError
-from trl_env.play import run_episodes
-from trl_env.trl.model_policy import ModelPolicy
+from trl_env.trl._model_policy import ModelPolicy
+from trl_env.trl._processors import ChatTemplateProcessor
+from trl_env.trl._sft import SFTRunConfig, demo_token_stream, run_sft
 from trl_env.trl.models import load_model_and_tokenizer
-from trl_env.trl.processors import ChatTemplateProcessor
-from trl_env.trl.sft import SFTRunConfig, demo_token_stream, run_sft
 
 
 class ScriptedGenerator:

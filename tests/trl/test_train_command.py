@@ -1,4 +1,4 @@
-"""``trl-env train`` (``trl_env.cli._train`` over ``trl_env.trl.train``): options, defaults, errors,
+"""``trl-env train`` (``trl_env.cli._train`` over ``trl_env.trl.training``): options, defaults, errors,
 ``--config`` files, and short real runs.
 
 The runs use the built-in tiny model or the session's ``tiny_model_dir`` and 1-2 GRPO steps; they
@@ -22,9 +22,9 @@ import transformers
 
 from trl_env.cli import main
 from trl_env.cli._train import add_arguments, config_from_args
-from trl_env.trl import train as train_module
-from trl_env.trl.tiny import load_model_and_tokenizer
-from trl_env.trl.train import TrainConfig, TrainResult, train
+from trl_env.trl.models import load_model_and_tokenizer
+from trl_env.trl.training import TrainConfig, TrainResult, train
+from trl_env.trl.training import _run as train_module
 
 ENV = "TextLargestNumber-v0"
 # Small and fast: 2 tasks x 8 generations per step, a few warm-start steps.
@@ -58,7 +58,7 @@ def test_parser_defaults() -> None:
 
 
 def test_defaults_resolve_per_model_kind(monkeypatch: pytest.MonkeyPatch) -> None:
-    from trl_env.trl.training import config as config_module
+    from trl_env.trl.training import _config as config_module
 
     monkeypatch.setattr(config_module, "_has_gpu", lambda: True)  # TRL's GPU defaults
     tiny = TrainConfig([ENV]).resolved()
@@ -73,7 +73,9 @@ def test_defaults_resolve_per_model_kind(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(config_module, "_has_gpu", lambda: False)
     cpu = TrainConfig([ENV], model="Qwen/Qwen3-0.6B", lora=True).resolved()
     assert (cpu.learning_rate, cpu.max_new_tokens_per_turn, cpu.max_completion_length) == (
-        2e-4, 32, 256
+        2e-4,
+        32,
+        256,
     )
     assert cpu.max_steps == 100 and TrainConfig([ENV]).resolved().max_steps == 400
     # Explicit values win; a default batch is rounded up to whole groups.
@@ -139,7 +141,10 @@ def test_summary() -> None:
         ([ENV, "--env-kwargs", "{num_options: 3"], "--env-kwargs is not valid JSON"),
         ([ENV, "--env-kwargs", "[3]"], "--env-kwargs must be a JSON object"),
         ([ENV, "--env-kwargs", '{"num_options": 1}'], "num_options must be an int >= 2"),
-        ([ENV, "--env-kwargs", '{"colour": "red"}'], "TextLargestNumber-v0 does not accept 'colour'"),
+        (
+            [ENV, "--env-kwargs", '{"colour": "red"}'],
+            "TextLargestNumber-v0 does not accept 'colour'",
+        ),
         ([ENV, "--model", "/no/such/model/dir"], "neither an existing model directory"),
         (["CartPole-v1"], "CartPole-v1 is not a text environment"),
     ],
@@ -326,7 +331,9 @@ def test_python_api_on_two_envs(tmp_path: Path) -> None:
 
 
 def test_module_exports() -> None:
-    assert set(train_module.__all__) >= {"TrainConfig", "TrainResult", "train", "eval_command"}
+    import trl_env.trl.training as training
+
+    assert set(training.__all__) >= {"TrainConfig", "TrainResult", "train", "eval_command"}
 
 
 # ---------------------------------------------------------------------------- options from the config
@@ -416,7 +423,7 @@ def test_eval_command_of_a_run() -> None:
 def test_resume_overwrite_and_interrupt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from trl_env.trl.training import callbacks
+    from trl_env.trl.training import _callbacks as callbacks
 
     out = tmp_path / "run"
     base = [ENV, "--output-dir", str(out), *FAST, "--no-plot"]
@@ -464,7 +471,7 @@ def test_lora_run_saves_an_adapter_that_eval_plays(
 
 
 def test_step_line_shows_the_time_left() -> None:
-    from trl_env.trl.training.callbacks import step_line
+    from trl_env.trl.training._callbacks import step_line
 
     line = step_line({"step": 3, "reward": 0.25}, 400, left_s=725)
     assert line == "step   3/400 | reward +0.250 | 12m left"

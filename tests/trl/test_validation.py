@@ -13,10 +13,10 @@ import pytest
 pytest.importorskip("trl")
 
 import trl_env
-from trl_env.episode import Task
+from trl_env._episode import Task
 from trl_env.error import TaskSpecError, UsageError
 from trl_env.trl import make_dataset, make_environment_factory, make_rollout_func
-from trl_env.trl.tiny import build_tiny_tokenizer
+from trl_env.trl.models import build_tiny_tokenizer
 
 
 def test_make_dataset_rejects_a_non_text_env_at_once() -> None:

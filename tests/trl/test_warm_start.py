@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import trl_env
-from trl_env.trl.warm_start import format_example_for
+from trl_env.trl._warm_start import format_example_for
 
 NATIVE = [spec.id for spec in trl_env.envs.env_specs("catalogue")]
 
@@ -30,7 +30,7 @@ def test_an_env_without_random_action_names_the_fixes() -> None:
 
 
 def test_padded_rows_put_the_loss_on_the_targets_only() -> None:
-    from trl_env.trl.warm_start import _padded
+    from trl_env.trl._warm_start import _padded
 
     input_ids, attention, labels = _padded([([1, 2, 3], [4, 5]), ([6], [7])], pad_id=0)
     assert input_ids.tolist() == [[1, 2, 3, 4, 5], [6, 7, 0, 0, 0]]
@@ -41,8 +41,8 @@ def test_padded_rows_put_the_loss_on_the_targets_only() -> None:
 def test_warm_start_is_reproducible_and_fails_before_training(tiny_model_dir: str) -> None:
     import torch
 
+    from trl_env.trl._warm_start import warm_start
     from trl_env.trl.models import load_model_and_tokenizer
-    from trl_env.trl.warm_start import warm_start
 
     def run(seed: int) -> tuple[list[tuple[int, float]], object]:
         model, tokenizer = load_model_and_tokenizer(tiny_model_dir)

@@ -15,17 +15,17 @@ import pytest
 
 pytest.importorskip("trl")
 
+from trl_env._rollout_records import read_rollouts, rollout_steps
+from trl_env._summary import wilson_interval
 from trl_env.cli import main as cli_main
-from trl_env.rollout_records import read_rollouts, rollout_steps
-from trl_env.summary import wilson_interval
-from trl_env.trl.tasks import make_dataset
+from trl_env.trl._tasks import make_dataset
 from trl_env.trl.training import train
-from trl_env.trl.training.callbacks import (
+from trl_env.trl.training._callbacks import (
     STUCK_STEPS,
     CsvLog,
     MetricsCallback,
 )
-from trl_env.trl.training.heldout import check_heldout_seeds
+from trl_env.trl.training._heldout import check_heldout_seeds
 
 GUESS = "TextGuessNumber-v0"
 LARGEST = "TextLargestNumber-v0"

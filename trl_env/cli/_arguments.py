@@ -16,7 +16,7 @@ them. Unknown keys and values of the wrong type are refused, naming the valid ke
 
 Example:
     >>> import argparse
-    >>> from trl_env.trl.training.config import TrainConfig
+    >>> from trl_env.trl.training._config import TrainConfig
     >>> parser = argparse.ArgumentParser()
     >>> add_config_arguments(parser, TrainConfig)
     >>> args = parser.parse_args(["TextLargestNumber-v0", "--lr", "0.01", "--no-plot"])

@@ -23,8 +23,8 @@ ran or a step took longer than --time-limit. Exit status 1 if any env fails."""
 def run(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
+    from trl_env._eval import check_env_id
     from trl_env.error import TextEnvCheckError
-    from trl_env.eval import check_env_id
     from trl_env.utils import check_hostile_replies, check_text_env
 
     failed = 0

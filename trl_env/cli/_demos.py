@@ -26,8 +26,8 @@ datasets.load_dataset(DIR) or TRL's SFTTrainer; warm-start a model on it with
 
 
 def run(args: argparse.Namespace) -> int:
-    from trl_env.demos import DemosConfig, record_demos, write_demos
-    from trl_env.eval import check_env_id
+    from trl_env._demos import DemosConfig, record_demos, write_demos
+    from trl_env._eval import check_env_id
 
     config = config_from_namespace(DemosConfig, args)
     for env_id in config.env_ids:
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Register ``demos`` on the ``commands`` subparsers."""
-    from trl_env.demos import DemosConfig
+    from trl_env._demos import DemosConfig
 
     p = commands.add_parser(
         "demos",

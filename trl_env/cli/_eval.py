@@ -1,7 +1,7 @@
 """``trl-env eval``: measure a policy (random, oracle or a model) on environments.
 
 Its options are generated from :class:`~trl_env.cli._eval_config.EvalConfig`; the work is
-:func:`trl_env.eval.evaluate`."""
+:func:`trl_env._eval.evaluate`."""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def _with_run_settings(config: EvalConfig) -> EvalConfig:
 def run(args: argparse.Namespace) -> int:
     """Run ``trl-env eval`` with parsed arguments; return the exit status."""
     from trl_env._configs import config_to_yaml
-    from trl_env.eval import check_env_id, evaluate, format_table, policy_kind, write_outputs
+    from trl_env._eval import check_env_id, evaluate, format_table, policy_kind, write_outputs
 
     config: EvalConfig = config_from_namespace(EvalConfig, args)
     for env_id in config.env_ids:

@@ -4,12 +4,12 @@ the same names).
 
 The rollout's settings keep the rollout's own names (``max_new_tokens_per_turn``,
 ``max_completion_length``, ``system_prompt``); ``None`` means "the run's, if ``policy`` is a
-``trl-env train`` run, else the default of :class:`~trl_env.eval.ModelOptions`", so no default is
+``trl-env train`` run, else the default of :class:`~trl_env._eval.ModelOptions`", so no default is
 written twice.
 
 Example:
     >>> config = EvalConfig(["TextWordle-v0"], policy="oracle", episodes=10)
-    >>> config.model_options().max_new_tokens
+    >>> config.model_options().max_new_tokens_per_turn
     256
 """
 
@@ -95,7 +95,7 @@ class EvalConfig:
     )
     max_new_tokens_per_turn: int | None = max_new_tokens_per_turn_field(
         f"Tokens the model may sample per turn (default: the run's, else "
-        f"{ModelOptions.max_new_tokens}).",
+        f"{ModelOptions.max_new_tokens_per_turn}).",
         group=_MODEL,
     )
     max_completion_length: int | None = max_completion_length_field(
@@ -150,7 +150,7 @@ class EvalConfig:
     def model_options(self) -> ModelOptions:
         """How a model policy generates: these settings, the unset ones at their defaults."""
         given: dict[str, Any] = {
-            "max_new_tokens": self.max_new_tokens_per_turn,
+            "max_new_tokens_per_turn": self.max_new_tokens_per_turn,
             "max_completion_length": self.max_completion_length,
             "temperature": self.temperature,
             "batch_size": self.batch_size,
@@ -161,13 +161,13 @@ class EvalConfig:
 
     def resolved(self) -> EvalConfig:
         """A copy with the model settings that were left to their defaults filled in."""
-        from trl_env.demos import DEFAULT_SYSTEM_PROMPT
+        from trl_env._demos import DEFAULT_SYSTEM_PROMPT
 
         options = self.model_options()
         prompt = DEFAULT_SYSTEM_PROMPT if self.system_prompt is None else self.system_prompt
         return dataclasses.replace(
             self,
-            max_new_tokens_per_turn=options.max_new_tokens,
+            max_new_tokens_per_turn=options.max_new_tokens_per_turn,
             max_completion_length=options.max_completion_length,
             system_prompt=prompt,
             sample_temperature=self.sample_temperature or (1.0 if self.samples else None),

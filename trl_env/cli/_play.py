@@ -28,10 +28,10 @@ def _turns(n: int) -> str:
 def run(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
-    from trl_env.eval import check_env_id, make_text_env
-    from trl_env.play import play_episode
-    from trl_env.policies import FunctionPolicy, Turn
-    from trl_env.stepping import EnvOutcome
+    from trl_env._eval import check_env_id, make_text_env
+    from trl_env._play import play_episode
+    from trl_env._policies import FunctionPolicy, Turn
+    from trl_env._stepping import EnvOutcome
 
     check_env_id(args.env_id)
     env: gym.Env[str, str] = make_text_env(args.env_id, args.env_kwargs or {})

@@ -32,7 +32,7 @@ no such step)."""
 
 
 def _run_rescore(config: Any, run: Any) -> int:
-    from trl_env.replay import rescore, select_episodes
+    from trl_env._replay import rescore, select_episodes
 
     records = (
         select_episodes(run, config.step)
@@ -45,7 +45,7 @@ def _run_rescore(config: Any, run: Any) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trl_env.replay import (
+    from trl_env._replay import (
         DEFAULT_LIMIT,
         ReplayConfig,
         format_episode,
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Register ``replay`` on the ``commands`` subparsers."""
-    from trl_env.replay import ReplayConfig
+    from trl_env._replay import ReplayConfig
 
     p = commands.add_parser(
         "replay",

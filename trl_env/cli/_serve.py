@@ -80,7 +80,7 @@ class ServeConfig:
 def _export(config: ServeConfig) -> int:
     """Write the OpenEnv directory ``config.export`` and say what to do with it."""
     from trl_env.error import Error
-    from trl_env.openenv.export import export_openenv_dir, package_name
+    from trl_env.openenv._export import export_openenv_dir, package_name
 
     try:
         out = export_openenv_dir(
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
 
     # A bad ID or kwargs is a usage error with gymnasium's "Did you mean", before openenv loads.
     check_text_env(config.env_id, config.env_kwargs, argument="--env-kwargs")
-    from trl_env.openenv.server import serve
+    from trl_env.openenv._server import serve
 
     serve(
         config.env_id,

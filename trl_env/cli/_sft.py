@@ -1,7 +1,7 @@
 """``trl-env sft``: a warm start on demos (TRL's SFTTrainer), tokenized as the rollout plays.
 
-Its options come from :class:`~trl_env.trl.sft.SFTRunConfig` (which imports without torch); the
-run, :func:`~trl_env.trl.sft.run_sft`, needs ``pip install "trl-env[trl]"``."""
+Its options come from :class:`~trl_env.trl._sft.SFTRunConfig` (which imports without torch); the
+run, :func:`~trl_env.trl._sft.run_sft`, needs ``pip install "trl-env[trl]"``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from trl_env.cli._arguments import (
 )
 from trl_env.cli._common import Formatter
 from trl_env.cli._threads import add_threads_option
-from trl_env.trl.sft import SFTRunConfig
+from trl_env.trl._sft import SFTRunConfig
 
 __all__ = ["add_parser"]
 
@@ -29,7 +29,7 @@ Then: trl-env train TextTicTacToe-v0 --model runs/sft --lora
 
 
 def run(args: argparse.Namespace) -> int:
-    from trl_env.eval import check_env_id
+    from trl_env._eval import check_env_id
     from trl_env.trl._lazy import require_trl
     from trl_env.trl._threads import set_torch_threads
 
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         check_env_id(env_id)
     require_trl("trl-env sft")
     set_torch_threads(getattr(args, "threads", None), announce=False)
-    from trl_env.trl.sft import run_sft
+    from trl_env.trl._sft import run_sft
 
     run_sft(config)
     return 0

@@ -1,5 +1,5 @@
 """``trl-env train``: GRPO training. Its options are generated from
-:class:`~trl_env.trl.training.config.TrainConfig` (which imports without torch, so ``--help``
+:class:`~trl_env.trl.training._config.TrainConfig` (which imports without torch, so ``--help``
 works on any install); the run itself, :func:`trl_env.trl.training.train`, is imported only when
 the command runs and needs ``pip install "trl-env[trl]"``."""
 
@@ -17,7 +17,7 @@ from trl_env.cli._arguments import (
 from trl_env.cli._common import Formatter
 from trl_env.cli._threads import add_threads_option
 from trl_env.error import Error, UsageError
-from trl_env.trl.training.config import TrainConfig
+from trl_env.trl.training._config import TrainConfig
 
 __all__ = ["add_arguments", "add_parser", "config_from_args", "run"]
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     require_trl("trl-env train")
     # Set silently: the run names the count in its first line, after its checks pass.
     set_torch_threads(getattr(args, "threads", None), announce=False)
-    from trl_env.trl.training.run import train
+    from trl_env.trl.training._run import train
 
     try:
         result = train(config.env_ids, config=config)

@@ -29,15 +29,15 @@ __all__ = [
 ]
 
 _HOMES = {
-    "GymTextEnvironment": "server",
-    "make_app": "server",
-    "serve": "server",
-    "OpenEnvConnectionError": "client",
-    "OpenEnvTextEnv": "client",
-    "TextAction": "models",
-    "TextEnvClient": "env_client",
-    "TextObservation": "models",
-    "export_openenv_dir": "export",
+    "GymTextEnvironment": "_server",
+    "make_app": "_server",
+    "serve": "_server",
+    "OpenEnvConnectionError": "_client",
+    "OpenEnvTextEnv": "_client",
+    "TextAction": "_models",
+    "TextEnvClient": "_env_client",
+    "TextObservation": "_models",
+    "export_openenv_dir": "_export",
 }
 
 

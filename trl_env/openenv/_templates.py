@@ -1,4 +1,4 @@
-"""The files of an exported OpenEnv environment directory (:mod:`trl_env.openenv.export`)."""
+"""The files of an exported OpenEnv environment directory (:mod:`trl_env.openenv._export`)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ import argparse
 import json
 import os
 
-from trl_env.openenv.server import make_app
+from trl_env.openenv._server import make_app
 
 ENV_ID = {env_id_literal}
 ENV_KWARGS = json.loads({kwargs_literal})
@@ -100,7 +100,7 @@ if __name__ == "__main__":
 MODELS = '''\
 """The wire types of this env: the reply and the observation (trl-env's OpenEnv models)."""
 
-from trl_env.openenv.models import TextAction, TextObservation
+from trl_env.openenv._models import TextAction, TextObservation
 
 # The names openenv-core's AutoEnv derives from this env's name.
 {pascal}Action = TextAction
@@ -117,7 +117,7 @@ CLIENT = '''\
 - ``gym.make("OpenEnv-v0", base_url=URL)`` (after ``import trl_env``): a gymnasium text env.
 """
 
-from trl_env.openenv.env_client import TextEnvClient
+from trl_env.openenv._env_client import TextEnvClient
 
 # The name openenv-core's AutoEnv derives from this env's name.
 {pascal}Env = TextEnvClient

@@ -1,6 +1,6 @@
 """A wheel of the running trl-env, built from the files of the imported package.
 
-An export (:mod:`trl_env.openenv.export`) ships it, so a served env runs exactly the code that was
+An export (:mod:`trl_env.openenv._export`) ships it, so a served env runs exactly the code that was
 tested, local changes included, and builds without a checkout beside it.
 """
 
@@ -124,7 +124,7 @@ def build_trl_env_wheel(directory: str | os.PathLike[str]) -> Path:
         >>> import tempfile, zipfile
         >>> wheel = build_trl_env_wheel(tempfile.mkdtemp())
         >>> names = zipfile.ZipFile(wheel).namelist()
-        >>> "trl_env/envs/wordle.py" in names and "trl_env/openenv/server.py" in names
+        >>> "trl_env/envs/wordle.py" in names and "trl_env/openenv/_server.py" in names
         True
     """
     version, metadata, entry_points = _metadata()

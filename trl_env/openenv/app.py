@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-from trl_env.openenv.server import make_app
+from trl_env.openenv._server import make_app
 
 __all__ = ["app"]
 

@@ -1,6 +1,6 @@
 """The credit-assignment modes of a training run, and their check: apart from
-:mod:`trl_env.trl.credit` (which needs torch), so that the settings
-(:class:`~trl_env.trl.training.config.TrainConfig`) import without it."""
+:mod:`trl_env.trl._credit` (which needs torch), so that the settings
+(:class:`~trl_env.trl.training._config.TrainConfig`) import without it."""
 
 from __future__ import annotations
 

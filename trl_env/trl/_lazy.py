@@ -9,8 +9,8 @@ torch-free, so the command line can build its options from them on a base instal
 
 Example:
     >>> import trl_env.trl  # imports none of its modules yet
-    >>> trl_env.trl.make_dataset.__module__  # the first use imports trl_env.trl.tasks
-    'trl_env.trl.tasks'
+    >>> trl_env.trl.make_dataset.__module__  # the first use imports trl_env.trl._tasks
+    'trl_env.trl._tasks'
 """
 
 from __future__ import annotations

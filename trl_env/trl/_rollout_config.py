@@ -1,5 +1,5 @@
 """The settings of trl-env's rollout: :class:`RolloutConfig` (what
-:func:`~trl_env.trl.rollout.make_rollout_func` takes), with the checks of every field."""
+:func:`~trl_env.trl._rollout.make_rollout_func` takes), with the checks of every field."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
 
-from trl_env.demos import DEFAULT_SYSTEM_PROMPT
+from trl_env._demos import DEFAULT_SYSTEM_PROMPT
 from trl_env.error import UsageError
 
 __all__ = ["RolloutConfig"]

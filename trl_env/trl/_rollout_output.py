@@ -7,8 +7,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from trl_env.episode import Episode
-from trl_env.summary import summarize
+from trl_env._episode import Episode
+from trl_env._summary import summarize
 
 __all__ = ["episodes_to_rollout_output"]
 
@@ -18,7 +18,7 @@ def episodes_to_rollout_output(episodes: Sequence[Episode]) -> dict[str, list[An
 
     Extras (one entry per episode, passed to reward functions as keyword arguments):
     ``episode_return``, ``step_rewards`` (the reward of each env step, in order: one per model
-    turn, what :class:`~trl_env.trl.credit.TurnCreditGRPOTrainer` turns into per-turn
+    turn, what :class:`~trl_env.trl._credit.TurnCreditGRPOTrainer` turns into per-turn
     advantages), ``episode_success``, ``episode_turns``, ``episode_ended_by``,
     ``episode_ended_by_env``, ``episode_invalid_actions``, ``episode_error`` (``""`` if none),
     ``episode_transcript`` (JSON), ``episode_messages`` (the conversation as chat messages:

@@ -20,13 +20,13 @@ See ``docs/wrapping_your_env.md``.
 
 from __future__ import annotations
 
-from trl_env.wrappers.cap_observation_length import CapObservationLength
-from trl_env.wrappers.describe_observation import DescribeObservation
-from trl_env.wrappers.limit_invalid_actions import LimitInvalidActions
-from trl_env.wrappers.parse_action import ParseAction
-from trl_env.wrappers.penalize_invalid_actions import PenalizeInvalidActions
-from trl_env.wrappers.prefix_first_observation import PrefixFirstObservation
-from trl_env.wrappers.record_transcript import RecordTranscript, Turn
+from trl_env.wrappers._cap_observation_length import CapObservationLength
+from trl_env.wrappers._describe_observation import DescribeObservation
+from trl_env.wrappers._limit_invalid_actions import LimitInvalidActions
+from trl_env.wrappers._parse_action import ParseAction
+from trl_env.wrappers._penalize_invalid_actions import PenalizeInvalidActions
+from trl_env.wrappers._prefix_first_observation import PrefixFirstObservation
+from trl_env.wrappers._record_transcript import RecordTranscript, Turn
 
 __all__ = [
     "CapObservationLength",

@@ -7,7 +7,7 @@ from typing import Any
 
 from gymnasium import spaces
 
-from trl_env.adapters import is_text_space
+from trl_env._adapters import is_text_space
 from trl_env.error import NotATextEnvError
 from trl_env.spaces import TextSpace
 

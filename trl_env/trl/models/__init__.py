@@ -26,6 +26,13 @@ Example:
 
 from __future__ import annotations
 
+from trl_env.trl.models._generation import (
+    Generator,
+    TransformersGenerator,
+    VLLMEngineGenerator,
+    VLLMGenerator,
+    generator_from_trainer,
+)
 from trl_env.trl.models._gguf import cache_root, convert_gguf, gguf_cache_dir
 from trl_env.trl.models._loading import (
     load_model_and_tokenizer,
@@ -41,14 +48,7 @@ from trl_env.trl.models._paths import (
     run_config,
     run_model_dir,
 )
-from trl_env.trl.models.generation import (
-    Generator,
-    TransformersGenerator,
-    VLLMEngineGenerator,
-    VLLMGenerator,
-    generator_from_trainer,
-)
-from trl_env.trl.models.tiny import (
+from trl_env.trl.models._tiny import (
     CHAT_TEMPLATES_DIR,
     available_chat_templates,
     build_tiny_model,

@@ -8,7 +8,7 @@ import os
 import re
 from pathlib import Path
 
-from trl_env.utils.hub import HUB_ID_PATTERN, is_hub_id
+from trl_env.utils._hub import HUB_ID_PATTERN, is_hub_id
 
 __all__ = [
     "HUB_ID",

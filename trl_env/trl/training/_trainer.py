@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from trl_env.trl.training.config import TrainConfig
+from trl_env.trl.training._config import TrainConfig
 
 __all__ = ["run_trainer"]
 
@@ -34,9 +34,9 @@ def _starting_model(cfg: TrainConfig, resuming: bool, say: Say) -> str:
 def _warm_start(cfg: TrainConfig, name: str, say: Say) -> str:
     import torch
 
+    from trl_env.trl._warm_start import warm_start
     from trl_env.trl.models import load_model_and_tokenizer
-    from trl_env.trl.training.callbacks import Progress
-    from trl_env.trl.warm_start import warm_start
+    from trl_env.trl.training._callbacks import Progress
 
     model, tokenizer = load_model_and_tokenizer(name)
     if torch.cuda.is_available():
@@ -137,13 +137,13 @@ def run_trainer(
     """
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
+    from trl_env.trl._rewards import env_reward
+    from trl_env.trl._rollout import make_rollout_func
+    from trl_env.trl._tasks import make_dataset
     from trl_env.trl.models import load_model_and_tokenizer
-    from trl_env.trl.rewards import env_reward
-    from trl_env.trl.rollout import make_rollout_func
-    from trl_env.trl.tasks import make_dataset
-    from trl_env.trl.training.callbacks import CsvLog, MetricsCallback
-    from trl_env.trl.training.heldout import HeldOutEvalCallback
-    from trl_env.trl.training.recording import RecordingGRPOTrainer
+    from trl_env.trl.training._callbacks import CsvLog, MetricsCallback
+    from trl_env.trl.training._heldout import HeldOutEvalCallback
+    from trl_env.trl.training._recording import RecordingGRPOTrainer
 
     output = Path(cfg.output_dir or ".")
     name = _prepare_model(cfg, checkpoint is not None, say)

@@ -1,0 +1,399 @@
+"""The settings of a ``trl-env train`` run: :class:`TrainConfig`, a dataclass whose field
+metadata (``help``, and for the command line ``flag``/``aliases``/``choices``) is the one source of
+both the Python API and the command's options (see :mod:`trl_env.cli._arguments`)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trl_env._configs import (
+    MAX_NEW_TOKENS_PER_TURN,
+    check_count,
+    env_ids_field,
+    env_kwargs_field,
+    max_completion_length_field,
+    max_new_tokens_per_turn_field,
+    max_turns_field,
+    seed_field,
+    system_prompt_field,
+)
+from trl_env._demos import DEFAULT_SYSTEM_PROMPT
+from trl_env.trl._credit_modes import CREDITS, check_credit
+
+__all__ = ["AUTO", "EVAL_SEED", "SAVE_ROLLOUTS_UP_TO", "TrainConfig"]
+
+AUTO = "auto"
+"""``system_prompt`` value meaning: the default of the model kind (tiny or not)."""
+
+_TINY_DEFAULTS: dict[str, Any] = {
+    "learning_rate": 1e-3,
+    "per_device_train_batch_size": 64,
+    "max_completion_length": 16,
+    "max_new_tokens_per_turn": 8,
+    "warm_start_steps": 600,
+    "max_steps": 400,
+    # A 2-layer model reads a prompt as little more than a bag of tokens: a long fixed system
+    # message only dilutes the few tokens that matter (and slows every step).
+    "system_prompt": None,
+}
+"""Settings of the built-in tiny model (no ``--model``), tuned on TextLargestNumber-v0 on a
+2-core CPU (see ``docs/learning.md``)."""
+
+_MODEL_DEFAULTS: dict[str, Any] = {
+    "learning_rate": 1e-6,
+    "per_device_train_batch_size": 8,
+    "max_completion_length": 1024,
+    "max_new_tokens_per_turn": MAX_NEW_TOKENS_PER_TURN,
+    "warm_start_steps": 0,
+    "max_steps": 500,
+    "system_prompt": "default",  # replaced by the rollout's DEFAULT_SYSTEM_PROMPT
+}
+"""Settings of a real model (``--model``): TRL's GRPO learning rate, room for reasoning."""
+
+_CPU_MODEL_DEFAULTS: dict[str, Any] = {
+    "max_completion_length": 256,
+    "max_new_tokens_per_turn": 32,
+    "max_steps": 100,
+}
+"""A real model on a machine without a GPU: a run that finishes within about an hour
+(``benchmarks/grpo_step_profile.py`` times a step; with 256 tokens per turn, 1024 per episode and
+500 steps, SmolLM2-135M took about 17 hours on 2 cores). Short replies, the format every catalogue
+env asks for, fit in 32 tokens."""
+
+_LORA_LEARNING_RATE = 1e-5
+_CPU_LORA_LEARNING_RATE = 2e-4
+"""LoRA on a CPU: the learning rate of the recipe that learned (docs/real_models.md); with few
+steps, 1e-5 barely moves the adapters."""
+_CHECKPOINTS_PER_RUN = 10
+"""With ``save_steps`` unset, a checkpoint every tenth of the run (a lost run loses <= 10%)."""
+
+VLLM_MODES = ("colocate", "server")
+EVAL_SEED = 10_000
+"""Seed of the first held-out eval episode by default."""
+SAVE_ROLLOUTS_UP_TO = 100_000
+"""Runs that play at most this many episodes save them by default (about 0.5 KB each on
+one-turn envs, a few KB on multi-turn ones)."""
+_EVALS_PER_RUN = 10
+_EVALS_PER_RUN_REAL_MODEL = 5
+
+
+_AT_LEAST_1 = (
+    "num_tasks num_generations gradient_accumulation_steps max_steps lora_r lora_alpha "
+    "per_device_train_batch_size max_completion_length max_new_tokens_per_turn max_turns "
+    "save_total_limit"
+)
+_AT_LEAST_0 = "warm_start_steps save_steps eval_every eval_seed eval_samples"
+_COUNTS = dict.fromkeys(_AT_LEAST_1.split(), 1) | dict.fromkeys(_AT_LEAST_0.split(), 0)
+"""The int settings and their smallest value (``None`` is allowed where it is the default)."""
+
+
+def _has_gpu() -> bool:
+    """Whether training will run on a CUDA GPU (the CPU defaults apply otherwise)."""
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def _help(text: str, **cli: Any) -> dict[str, Any]:
+    return {"help": text, **cli}
+
+
+@dataclass
+class TrainConfig:
+    """Settings of :func:`~trl_env.trl.training.train` (and of ``trl-env train``).
+
+    Fields left at ``None`` are resolved by :meth:`resolved`: with no ``model`` (the built-in tiny
+    model) to settings that learn on a CPU in minutes, otherwise to ones for a real model.
+
+    Example:
+        >>> TrainConfig(["TextLargestNumber-v0"]).resolved().learning_rate
+        0.001
+    """
+
+    env_ids: list[str] = env_ids_field("Registered env IDs to train on (mixed evenly).")
+    model: str | None = field(
+        default=None,
+        metadata=_help(
+            "Hub id, model directory, .gguf file, LoRA adapter or run folder; default: build the "
+            "tiny local model (offline, CPU)."
+        ),
+    )
+    output_dir: str | None = field(
+        default=None,
+        metadata=_help(
+            "Output folder (refused if it holds files, unless --overwrite or --resume); default "
+            "trl-env-runs/<first env ID>-<date-time>.",
+            aliases=["--out"],
+        ),
+    )
+    overwrite: bool = field(
+        default=False, metadata=_help("Train into an --output-dir that already holds a run.")
+    )
+    resume: bool = field(
+        default=False,
+        metadata=_help("Continue the run in --output-dir from its last checkpoint."),
+    )
+    num_tasks: int = field(default=4096, metadata=_help("Tasks (env seeds) in the dataset."))
+    max_steps: int | None = field(
+        default=None,
+        metadata=_help(
+            "Optimizer steps (default 400 tiny model; a real model 500 on a GPU, 100 on a CPU)."
+        ),
+    )
+    learning_rate: float | None = field(
+        default=None,
+        metadata=_help(
+            "AdamW learning rate (default 1e-3 tiny model; LoRA 1e-5 on a GPU, 2e-4 on a CPU; "
+            "1e-6 full).",
+            aliases=["--lr"],
+        ),
+    )
+    lr_scheduler_type: str = field(
+        default="constant",
+        metadata=_help("transformers learning-rate schedule.", aliases=["--lr-scheduler"]),
+    )
+    num_generations: int = field(
+        default=8, metadata=_help("Episodes per task (the GRPO group size).")
+    )
+    per_device_train_batch_size: int | None = field(
+        default=None,
+        metadata=_help(
+            "Episodes per device per step (default 64 tiny model, 8).", aliases=["--batch-size"]
+        ),
+    )
+    gradient_accumulation_steps: int = field(
+        default=1, metadata=_help("Batches accumulated per optimizer step.")
+    )
+    max_completion_length: int | None = max_completion_length_field(
+        "Tokens of a whole episode's completion (default 16 tiny; 1024 on a GPU, 256 on a CPU)."
+    )
+    max_new_tokens_per_turn: int | None = max_new_tokens_per_turn_field(
+        f"Tokens of one model turn (default 8 tiny; {MAX_NEW_TOKENS_PER_TURN} on a GPU, 32 on a "
+        "CPU)."
+    )
+    max_turns: int | None = max_turns_field()
+    env_workers: int = field(
+        default=0,
+        metadata=_help(
+            "Threads that step the envs of a turn concurrently (0: one after the other, the "
+            "fastest for in-process games; see docs/slow_envs.md)."
+        ),
+    )
+    env_step_timeout: float | None = field(
+        default=None,
+        metadata=_help("Seconds one env reset/step may take before its episode ends (no limit)."),
+    )
+    beta: float = field(default=0.0, metadata=_help("KL coefficient (0: no reference model)."))
+    credit: str = field(
+        default="episode",
+        metadata=_help(
+            "Credit assignment: 'episode' (GRPO: every token of an episode gets the episode's "
+            "normalized return) or 'turn' (each model turn gets its discounted return-to-go from "
+            "the env's step rewards, normalized within its group; see docs/multiturn.md).",
+            choices=list(CREDITS),
+        ),
+    )
+    gamma: float = field(
+        default=1.0,
+        metadata=_help(
+            "Discount of later step rewards in a turn's return-to-go, in (0, 1] "
+            "(--credit turn only)."
+        ),
+    )
+    temperature: float = field(default=1.0, metadata=_help("Sampling temperature."))
+    seed: int = seed_field("Seed of the dataset, warm start and trainer.")
+    use_vllm: bool = field(default=False, metadata=_help("Generate with vLLM."))
+    vllm_mode: str = field(
+        default="colocate", metadata=_help("vLLM mode.", choices=list(VLLM_MODES))
+    )
+    vllm_gpu_memory_utilization: float = field(
+        default=0.3, metadata=_help("GPU memory share of vLLM in colocate mode.")
+    )
+    lora: bool = field(
+        default=False, metadata=_help('Train LoRA adapters (pip install "trl-env[lora]").')
+    )
+    lora_r: int = field(default=16, metadata=_help("LoRA rank."))
+    lora_alpha: int = field(default=32, metadata=_help("LoRA alpha."))
+    bf16: bool = field(default=False, metadata=_help("Train in bfloat16 mixed precision."))
+    warm_start_steps: int | None = field(
+        default=None,
+        metadata=_help("Format-only SFT steps before RL (default 600 tiny model, else 0)."),
+    )
+    system_prompt: str | None = system_prompt_field(
+        AUTO,
+        "System message of every episode ('' or None: none); default: none for the tiny "
+        "model, trl-env's DEFAULT_SYSTEM_PROMPT otherwise.",
+    )
+    save_steps: int | None = field(
+        default=None,
+        metadata=_help(
+            "Save a checkpoint every N steps (0: only the final model); default: every tenth "
+            "of the run."
+        ),
+    )
+    save_total_limit: int = field(
+        default=2, metadata=_help("Checkpoints kept (the oldest are deleted).")
+    )
+    env_kwargs: dict[str, Any] = env_kwargs_field()
+    eval_every: int | None = field(
+        default=None,
+        metadata=_help(
+            "Evaluate the policy greedily on held-out seeds every N steps (and before the first "
+            "and after the last step; 0: never); default: every tenth of the run (tiny model), "
+            "every fifth (a real model)."
+        ),
+    )
+    eval_episodes: int = field(
+        default=32, metadata=_help("Episodes per env of each held-out eval.")
+    )
+    eval_seed: int = field(
+        default=EVAL_SEED,
+        metadata=_help(
+            "Seed of the first held-out episode (episode i plays seed+i); refused if the "
+            "training dataset plays any of them."
+        ),
+    )
+    eval_samples: int = field(
+        default=0,
+        metadata=_help(
+            "Also play every held-out seed K times sampled, for pass@K and avg@K (0: greedy only)."
+        ),
+    )
+    eval_temperature: float = field(
+        default=1.0, metadata=_help("Sampling temperature of --eval-samples.")
+    )
+    report_to: str = field(
+        default="none",
+        metadata=_help(
+            "Trackers that get every metric, comma-separated: none, tensorboard, trackio, wandb, "
+            "mlflow, ... (TRL's report_to; 'all': every installed one)."
+        ),
+    )
+    save_rollouts: bool | None = field(
+        default=None,
+        metadata=_help(
+            "Save every step's episodes to <output-dir>/rollouts/ (read them with trl-env "
+            f"replay); default: on for runs of at most {SAVE_ROLLOUTS_UP_TO:,} episodes."
+        ),
+    )
+    progress: bool = field(default=True, metadata=_help("Progress bar and per-step lines."))
+    plot: bool = field(default=True, metadata=_help("Write learning_curve.png."))
+
+    def __post_init__(self) -> None:
+        self.env_ids = [self.env_ids] if isinstance(self.env_ids, str) else list(self.env_ids)
+        if not self.env_ids:
+            raise ValueError(
+                "give at least one env ID, e.g. TextLargestNumber-v0 (see `trl-env list`)"
+            )
+        if self.system_prompt == "":
+            self.system_prompt = None
+        self._check_counts()
+        self._check_numbers()
+        if not isinstance(self.env_kwargs, dict):
+            raise ValueError(f"env_kwargs must be a dict, got {self.env_kwargs!r}")
+        if self.overwrite and self.resume:
+            raise ValueError("overwrite and resume exclude each other: pick one")
+        batch = self.per_device_train_batch_size
+        if batch is not None and (batch * self.gradient_accumulation_steps) % self.num_generations:
+            raise ValueError(
+                f"per_device_train_batch_size x gradient_accumulation_steps "
+                f"({batch} x {self.gradient_accumulation_steps}) must be a multiple of "
+                f"num_generations ({self.num_generations}): each task is played num_generations "
+                f"times within one batch. Set per_device_train_batch_size to a multiple of "
+                f"{self.num_generations}, or change num_generations."
+            )
+
+    def _check_counts(self) -> None:
+        for name, least in _COUNTS.items():
+            optional = self.__dataclass_fields__[name].default is None
+            check_count(name, getattr(self, name), least, optional=optional)
+        if self.num_generations < 2:
+            raise ValueError(
+                f"num_generations must be at least 2 (GRPO compares the episodes of a task with "
+                f"each other), got {self.num_generations}"
+            )
+        if isinstance(self.eval_episodes, int) and self.eval_episodes == 0:
+            raise ValueError(
+                "eval_episodes must be at least 1 (to turn held-out evals off, pass --eval-every 0)"
+            )
+        check_count("eval_episodes", self.eval_episodes, 1)
+
+    def _check_numbers(self) -> None:
+        if self.learning_rate is not None and not (
+            math.isfinite(self.learning_rate) and self.learning_rate > 0
+        ):
+            raise ValueError(f"learning_rate must be a positive number, got {self.learning_rate}")
+        if not (math.isfinite(self.temperature) and self.temperature > 0):
+            raise ValueError(f"temperature must be > 0, got {self.temperature}")
+        if not (math.isfinite(self.beta) and self.beta >= 0):
+            raise ValueError(f"beta must be >= 0, got {self.beta}")
+        check_credit(self.credit, self.gamma)
+        if not (math.isfinite(self.eval_temperature) and self.eval_temperature > 0):
+            raise ValueError(f"eval_temperature must be > 0, got {self.eval_temperature}")
+        if not isinstance(self.report_to, str) or not self.report_to.strip():
+            raise ValueError(
+                f"report_to must be tracker names separated by commas (or 'none'), got "
+                f"{self.report_to!r}"
+            )
+        if self.vllm_mode not in VLLM_MODES:
+            raise ValueError(f"vllm_mode must be 'colocate' or 'server', got {self.vllm_mode!r}")
+        if not 0 < self.vllm_gpu_memory_utilization <= 1:
+            raise ValueError(
+                "vllm_gpu_memory_utilization must be in (0, 1], "
+                f"got {self.vllm_gpu_memory_utilization}"
+            )
+
+    @property
+    def uses_tiny_model(self) -> bool:
+        """Whether the run builds the tiny local model (no ``model`` given)."""
+        return self.model is None
+
+    def resolved(self) -> TrainConfig:
+        """A copy with every ``None`` default filled in (see the field helps)."""
+        defaults = dict(_TINY_DEFAULTS if self.uses_tiny_model else _MODEL_DEFAULTS)
+        if defaults["system_prompt"] == "default":
+            defaults["system_prompt"] = DEFAULT_SYSTEM_PROMPT
+        on_cpu = not _has_gpu()
+        if not self.uses_tiny_model and on_cpu:
+            defaults.update(_CPU_MODEL_DEFAULTS)
+        if self.lora and not self.uses_tiny_model:
+            defaults["learning_rate"] = _CPU_LORA_LEARNING_RATE if on_cpu else _LORA_LEARNING_RATE
+        values = asdict(self)
+        for name, default in defaults.items():
+            if values[name] is (AUTO if name == "system_prompt" else None):
+                values[name] = default
+        if values["output_dir"] is None:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            values["output_dir"] = str(Path("trl-env-runs") / f"{self.env_ids[0]}-{stamp}")
+        if values["per_device_train_batch_size"] % self.num_generations:
+            # The default batch need not suit a custom group size: round it up to one that does.
+            groups = -(-values["per_device_train_batch_size"] // self.num_generations)
+            values["per_device_train_batch_size"] = groups * self.num_generations
+        if values["save_steps"] is None:
+            values["save_steps"] = max(1, values["max_steps"] // _CHECKPOINTS_PER_RUN)
+        if values["eval_every"] is None:
+            # A real model's eval episodes cost a greedy generation each, about what an episode
+            # of training costs to sample: fewer evals keep them near 10% of the run.
+            evals = _EVALS_PER_RUN if self.uses_tiny_model else _EVALS_PER_RUN_REAL_MODEL
+            values["eval_every"] = max(1, values["max_steps"] // evals)
+        elif values["eval_every"] > values["max_steps"]:
+            raise ValueError(
+                f"eval_every {values['eval_every']} is larger than the run ({values['max_steps']} "
+                "steps): only the evals before the first and after the last step would run. Pick "
+                f"--eval-every at most {values['max_steps']}, or 0 for no held-out evals"
+            )
+        if values["save_rollouts"] is None:
+            batches = values["max_steps"] * values["gradient_accumulation_steps"]
+            episodes = batches * values["per_device_train_batch_size"]
+            values["save_rollouts"] = episodes <= SAVE_ROLLOUTS_UP_TO
+        return TrainConfig(**values)
+
+    @property
+    def trackers(self) -> list[str]:
+        """The ``report_to`` names as a list (``[]`` for ``"none"``)."""
+        names = [name.strip() for name in self.report_to.split(",") if name.strip()]
+        return [] if names == ["none"] else names
