@@ -33,9 +33,8 @@ from trl_env._policies import FunctionPolicy, OraclePolicy, Policy, RandomPolicy
 from trl_env._registration import register_protocol_env
 from trl_env._stepping import reset_envs, step_envs
 from trl_env._summary import EnvSummary, summarize
+from trl_env._version import __version__
 from trl_env.spaces import TextSpace
-
-__version__ = "0.2.0"
 
 # Names served lazily from trl_env.trl so that `import trl_env` never imports torch or trl.
 _TRL_EXPORTS = frozenset(

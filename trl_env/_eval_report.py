@@ -37,7 +37,7 @@ class EvalReport:
 
     def to_json(self) -> dict[str, Any]:
         """``results.json``: settings and per-env summaries (episodes go to the JSONL file)."""
-        from trl_env import __version__
+        from trl_env._version import __version__
 
         return {
             "trl_env_version": __version__,

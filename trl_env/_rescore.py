@@ -214,7 +214,7 @@ def rescore(
     Raises:
         UsageError: An env ID that is not registered, or kwargs its env does not accept.
     """
-    import trl_env  # noqa: F401  (registers the env IDs)
+    import trl_env.envs  # noqa: F401  (registers the env IDs)
 
     report = RescoreReport()
     steps: set[int] = set()

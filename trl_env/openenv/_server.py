@@ -30,7 +30,7 @@ from uuid import uuid4
 
 import gymnasium as gym
 
-import trl_env  # noqa: F401  (registers the catalogue)
+import trl_env.envs  # noqa: F401  (registers the catalogue)
 from trl_env._adapters import is_text_space
 from trl_env.error import MissingExtraError, NotATextEnvError
 from trl_env.openenv._models import TextAction, TextObservation
