@@ -53,5 +53,7 @@ def _old_max_new_tokens(self: ModelOptions) -> int:
     return self.max_new_tokens_per_turn
 
 
-# Reading the old name answers too (the InitVar above keeps the old keyword working).
-ModelOptions.max_new_tokens = property(_old_max_new_tokens)  # type: ignore[assignment]
+# Reading the old name answers too (the InitVar above keeps the old keyword working). Set after
+# the class is made, so that the dataclass still sees a field with a None default; mypy knows the
+# InitVar only as an __init__ argument, not a class attribute, hence the ignore.
+ModelOptions.max_new_tokens = property(_old_max_new_tokens)  # type: ignore[attr-defined]

@@ -147,7 +147,7 @@ class TextSpace(spaces.Space[str]):
         """Text has no fixed-size numpy representation."""
         return False
 
-    def to_jsonable(self, sample_n: Sequence[str]) -> list[str]:
+    def to_jsonable(self, sample_n: Iterable[str]) -> list[str]:
         """Strings are already JSON-serialisable."""
         return list(sample_n)
 
@@ -199,8 +199,12 @@ class BatchedTextSpace(spaces.Tuple):
 
 # Gymnasium looks some hooks up by exact type (``type(space) in registry``), where a Tuple subclass
 # does not inherit Tuple's: register those for the batched space too.
+# mypy rejects any class registered on a singledispatch whose first argument is generic
+# (``Space[_T]`` here; python/mypy#13040), hence the ignore (here and on create_zero_array below).
 @iterate.register(BatchedTextSpace)
-def _iterate_text_batch(space: BatchedTextSpace, items: Sequence[str]) -> Iterator[str]:
+def _iterate_text_batch(  # type: ignore[misc]
+    space: BatchedTextSpace, items: Sequence[str]
+) -> Iterator[str]:
     return iter(items)
 
 
@@ -219,8 +223,13 @@ def _batch_text_space(space: TextSpace, n: int = 1) -> BatchedTextSpace:
     return batched
 
 
+# The fallback's first argument is a sequence of spaces, which gymnasium dispatches by hand on the
+# type of its first item (``dispatch(type(spaces[0]))``); mypy checks it as an ordinary
+# singledispatch on the sequence's own type, hence the ignore.
 @batch_differing_spaces.register(TextSpace)
-def _batch_differing_text_spaces(text_spaces: Sequence[TextSpace]) -> BatchedTextSpace:
+def _batch_differing_text_spaces(  # type: ignore[misc]
+    text_spaces: Sequence[TextSpace],
+) -> BatchedTextSpace:
     return BatchedTextSpace(
         [deepcopy(space) for space in text_spaces], seed=deepcopy(text_spaces[0].np_random)
     )
@@ -238,8 +247,9 @@ def _create_empty_text(space: TextSpace, n: int = 1, fn: Any = np.zeros) -> tupl
     return tuple(" " * space.min_length for _ in range(n))
 
 
+# The fallback's first argument is generic (``Space[_T]``), as for iterate above: mypy's false error.
 @create_zero_array.register(TextSpace)
-def _create_zero_text(space: TextSpace) -> str:
+def _create_zero_text(space: TextSpace) -> str:  # type: ignore[misc]
     # The "zero" observation (padding of FrameStackObservation, the first DelayObservation
     # observations): the shortest string in the space, as gymnasium's Text does.
     return " " * space.min_length

@@ -158,13 +158,26 @@ def _is_literal_node(node: ast.AST) -> bool:
     return isinstance(node, (*literal, ast.unaryop))
 
 
+def _number(node: ast.expr) -> int | float | None:
+    """The int or float a constant node holds; None for any other node or constant.
+
+    ``True`` and ``False`` are ints to Python but words in an answer, so they are not numbers here.
+    """
+    if not isinstance(node, ast.Constant):
+        return None
+    value = node.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
+
+
 def _exponent(node: ast.expr) -> Fraction:
     """The value of a constant exponent (numbers, + - * / and parentheses only)."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        value = node.value
-        if isinstance(value, float) and not math.isfinite(value):
+    number = _number(node)
+    if number is not None:
+        if isinstance(number, float) and not math.isfinite(number):
             raise AnswerGrammarError("an exponent is not a finite number")
-        return Fraction(value)
+        return Fraction(number)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, _UNARY):
         value = _exponent(node.operand)
         return -value if isinstance(node.op, ast.USub) else value
@@ -191,11 +204,12 @@ class _ExpressionChecker:
     def digits(self, node: ast.expr) -> float:
         """An upper estimate of the decimal digits of the number ``node`` builds."""
         if isinstance(node, ast.Constant):
-            if type(node.value) not in (int, float):
+            number = _number(node)
+            if number is None:
                 raise AnswerGrammarError(
                     f"the answer contains {node.value!r}, which is not a number"
                 )
-            return len(str(abs(node.value)))
+            return len(str(abs(number)))
         if isinstance(node, ast.Name):
             if node.id in self.names or node.id in _CONSTANTS & self.functions:
                 return 1.0

@@ -54,7 +54,8 @@ def grid_move(state: int, direction: tuple[int, int], shape: tuple[int, int]) ->
 class ToyTextEnv(gym.Env[str, str]):
     """A gymnasium toy-text game behind the text wrappers (see the subclasses)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    # Not a ClassVar: gymnasium's Env declares ``metadata`` as an attribute of the instance.
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
     actions: ClassVar[tuple[str, ...]]
     synonyms: ClassVar[dict[str, list[str]]]
 
@@ -87,7 +88,9 @@ class ToyTextEnv(gym.Env[str, str]):
             invalid_action_penalty=invalid_action_penalty,
         )
         self._text_env = PrefixFirstObservation(stack, rules)
-        assert self._text_env.observation_space.max_length + 512 <= _OBSERVATION_LENGTH
+        text_space = self._text_env.observation_space
+        assert isinstance(text_space, TextSpace)  # DescribeObservation's, widened for the rules
+        assert text_space.max_length + 512 <= _OBSERVATION_LENGTH
         self.observation_space = TextSpace(_OBSERVATION_LENGTH)
         self.action_space = TextSpace(DEFAULT_MAX_LENGTH)
 

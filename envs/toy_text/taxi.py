@@ -119,10 +119,10 @@ class TextTaxiEnv(ToyTextEnv):
     ) -> None:
         self.is_rainy = bool(is_rainy)
         self.fickle_passenger = bool(fickle_passenger)
-        game_kwargs = {}
         if is_rainy or fickle_passenger:  # keyword arguments of gymnasium >= 1.2 only
-            game_kwargs = {"is_rainy": is_rainy, "fickle_passenger": fickle_passenger}
-        game = TaxiEnv(**game_kwargs)
+            game = TaxiEnv(is_rainy=is_rainy, fickle_passenger=fickle_passenger)
+        else:
+            game = TaxiEnv()
         weather = "It is raining: a move sometimes skids to the side instead.\n" if is_rainy else ""
         fickle = (
             "The passenger may change their mind about the destination once you drive off.\n"

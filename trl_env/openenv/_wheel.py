@@ -87,8 +87,10 @@ def _metadata() -> tuple[str, str, str]:
         distribution = importlib.metadata.distribution(DISTRIBUTION)
         meta = distribution.metadata
         version = distribution.version
-        summary = meta.get("Summary") or ""
-        python = meta.get("Requires-Python") or ">=3.11"
+        # PackageMetadata's protocol leaves out get(), which the email.message.Message behind it
+        # has: the way to read a field that may be missing (indexing one is deprecated).
+        summary = meta.get("Summary") or ""  # type: ignore[attr-defined]
+        python = meta.get("Requires-Python") or ">=3.11"  # type: ignore[attr-defined]
         extras = meta.get_all("Provides-Extra") or []
         requires = list(distribution.requires or [])
         entry_points = distribution.read_text("entry_points.txt") or ""

@@ -327,17 +327,35 @@ class TurnCreditGRPOTrainer(GRPOTrainer):
         mask = output["completion_mask"]
         if "tool_mask" in output:  # the rollout's env_mask, padded
             mask = mask * output["tool_mask"]
-        mode = "train" if self.model.training else "eval"
+        training = self._model_is_training()
+        num_generations = self.num_generations if training else self.num_generations_eval
+        if num_generations is None:  # never, once GRPOConfig has checked it (it divides by it)
+            raise ValueError(
+                "credit='turn' needs the GRPO group size: set GRPOConfig(num_generations=...)"
+            )
         output["advantages"] = turn_advantages(
             step_rewards,
             mask,
-            num_generations=self.num_generations if mode == "train" else self.num_generations_eval,
+            num_generations=num_generations,
             gamma=self.gamma,
             scale_rewards=self.scale_rewards,
             gather=gather_object,
             offset=self.accelerator.process_index * len(inputs),
         )
         return output
+
+    def _model_is_training(self) -> bool:
+        """Whether the model is in training mode (TRL's "train" mode) rather than evaluating.
+
+        Raises:
+            RuntimeError: The trainer has no model (``GRPOTrainer`` loads it when created).
+        """
+        if self.model is None:
+            raise RuntimeError(
+                f"{type(self).__name__} has no model (trainer.model is None); create the trainer "
+                "with model= (a model, a model directory or a Hub id)"
+            )
+        return self.model.training
 
     def _say_if_terminal_only(
         self, inputs: Sequence[dict[str, Any]], step_rewards: Sequence[Sequence[float]]

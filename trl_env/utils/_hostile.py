@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -205,10 +206,10 @@ def check_hostile_replies(
             for reply in replies:
                 if needs_reset:
                     reset_seed = seed + resets
-                    timed(f"reset(seed={reset_seed})", lambda s=reset_seed: env.reset(seed=s))
+                    timed(f"reset(seed={reset_seed})", partial(env.reset, seed=reset_seed))
                     resets += 1
                 short = reply.replace(marker, "CANARY")[:80]
-                result = timed(f"step({short!r})", lambda reply=reply: env.step(reply))
+                result = timed(f"step({short!r})", partial(env.step, reply))
                 steps += 1
                 needs_reset = bool(result[2] or result[3])
                 if tripped or canary.exists():

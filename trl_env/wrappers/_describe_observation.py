@@ -92,5 +92,10 @@ class DescribeObservation(
                 f"the description must be a str, got {type(text).__name__}; "
                 "make the describe function (or the env's ansi render) return text"
             )
-        text = sanitize(text)
-        return text[: self.observation_space.max_length]
+        space = self.observation_space
+        if not isinstance(space, TextSpace):
+            raise TypeError(
+                f"DescribeObservation's observation_space must stay a TextSpace, got {space!r}; "
+                "set a TextSpace (its max_length is where descriptions are cut)"
+            )
+        return sanitize(text)[: space.max_length]

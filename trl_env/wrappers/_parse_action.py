@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, SupportsFloat
+from typing import Any, SupportsFloat, cast
 
 import gymnasium as gym
 from gymnasium import spaces
@@ -93,7 +93,9 @@ class ParseAction(gym.Wrapper[str, str, str, ActType], gym.utils.RecordConstruct
             announce_actions=announce_actions,
             max_action_length=max_action_length,
         )
-        gym.Wrapper.__init__(self, env)
+        # gymnasium 1.4 types Wrapper.__init__'s env with the wrapper's own types (text actions);
+        # this inner env takes ActType, the index of its Discrete action space.
+        gym.Wrapper.__init__(self, env)  # type: ignore[misc]
         if not isinstance(env.action_space, spaces.Discrete):
             raise TypeError(
                 f"ParseAction needs a Discrete action space, got {env.action_space}; "
@@ -207,7 +209,10 @@ class ParseAction(gym.Wrapper[str, str, str, ActType], gym.utils.RecordConstruct
             info = {"invalid_action": True, "error": problem}
             return self._feedback(problem), 0.0 - self.invalid_action_penalty, False, False, info
         assert index is not None
-        observation, reward, terminated, truncated, info = self.env.step(self._start + index)
+        # The inner env takes the index of its Discrete action space (checked in __init__), which
+        # gymnasium 1.4's Wrapper.env annotation gives the wrapper's own (text) action type.
+        inner = cast(gym.Env[str, int], self.env)
+        observation, reward, terminated, truncated, info = inner.step(self._start + index)
         self._needs_reset = bool(terminated or truncated)
         info = {**info, "invalid_action": False, "action": self.actions[index]}
         return observation, reward, terminated, truncated, info

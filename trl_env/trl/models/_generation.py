@@ -15,7 +15,7 @@ re-rendered from text: the rollout owns the token stream.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import torch
@@ -273,7 +273,7 @@ class VLLMEngineGenerator:
     its model directory first; a LoRA adapter must be merged into a model directory first).
     """
 
-    def __init__(self, model: str, eos_token_ids: Sequence[int], temperature: float) -> None:
+    def __init__(self, model: str, eos_token_ids: Iterable[int], temperature: float) -> None:
         self.check_available()
         from vllm import LLM
 

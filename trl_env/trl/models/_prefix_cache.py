@@ -143,7 +143,9 @@ class PrefixCache:
         self._call_key = _weights_key(model)  # the weights do not change during the call
         if self._weights_key is not None and self._weights_key != self._call_key:
             self.clear()
-        matches = self._match(inputs) if reuse else [None] * len(inputs)
+        matches: list[tuple[_Entry, int] | None] = (
+            self._match(inputs) if reuse else [None] * len(inputs)
+        )
         cached = [0 if match is None else match[1] for match in matches]
         full_width = max(len(ids) for ids in inputs)
         new_width = max(len(ids) - n for ids, n in zip(inputs, cached, strict=True))

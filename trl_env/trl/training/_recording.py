@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from accelerate.utils import gather_object
 
+from trl_env._episode import Episode
 from trl_env._rollout_records import episode_record, write_step
 from trl_env.error import UsageError
 from trl_env.trl._credit import TurnCreditGRPOTrainer, _model_turn_spans
@@ -40,6 +41,29 @@ def _per_turn(advantages: torch.Tensor, env_mask: Sequence[int]) -> list[float]:
         float(advantages[start]) if start < width else 0.0
         for start, _ in _model_turn_spans(env_mask)
     ]
+
+
+@runtime_checkable
+class _KeepsEpisodes(Protocol):
+    """A rollout function that keeps the episodes of its last call (trl-env's rollout does)."""
+
+    @property
+    def last_episodes(self) -> Sequence[Episode]:
+        """The episodes the last call played."""
+
+
+def _episode_source(rollout_func: object) -> _KeepsEpisodes:
+    """``rollout_func``, checked to keep its episodes (what ``save_rollouts_to`` writes).
+
+    Raises:
+        trl_env.error.UsageError: It does not (a ``rollout_func`` that is not trl-env's).
+    """
+    if not isinstance(rollout_func, _KeepsEpisodes):
+        raise UsageError(
+            "save_rollouts_to needs trl-env's rollout (rollout_func=trl_env."
+            "make_rollout_func(...)), whose last_episodes hold the episodes to save"
+        )
+    return rollout_func
 
 
 class RecordingGRPOTrainer(TurnCreditGRPOTrainer):
@@ -58,20 +82,18 @@ class RecordingGRPOTrainer(TurnCreditGRPOTrainer):
     def __init__(self, *args: Any, save_rollouts_to: str | Path | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.save_rollouts_to = Path(save_rollouts_to) if save_rollouts_to is not None else None
-        if self.save_rollouts_to is not None and not hasattr(self.rollout_func, "last_episodes"):
-            raise UsageError(
-                "save_rollouts_to needs trl-env's rollout (rollout_func=trl_env."
-                "make_rollout_func(...)), whose last_episodes hold the episodes to save"
-            )
+        if self.save_rollouts_to is not None:
+            _episode_source(self.rollout_func)  # refuse a rollout with nothing to save now
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         output = super()._generate_and_score_completions(inputs)
-        if self.save_rollouts_to is not None and self.model.training:
-            self._save_rollouts(output)
+        run_dir = self.save_rollouts_to
+        if run_dir is not None and self._model_is_training():
+            self._save_rollouts(output, run_dir)
         return output
 
-    def _save_rollouts(self, output: dict[str, Any]) -> None:
-        episodes = list(self.rollout_func.last_episodes)
+    def _save_rollouts(self, output: dict[str, Any], run_dir: Path) -> None:
+        episodes = list(_episode_source(self.rollout_func).last_episodes)
         advantages = output["advantages"].detach().float().cpu()
         rank = self.accelerator.process_index
         offset = rank * len(episodes)
@@ -97,4 +119,4 @@ class RecordingGRPOTrainer(TurnCreditGRPOTrainer):
         if self.accelerator.num_processes > 1:
             records = gather_object(records)
         if self.accelerator.is_main_process:
-            write_step(self.save_rollouts_to, step, records)
+            write_step(run_dir, step, records)

@@ -5,13 +5,28 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from trl_env.trl.training._config import TrainConfig
 
 __all__ = ["run_trainer"]
 
 Say = Callable[[str], None]
+_T = TypeVar("_T")
+
+
+def _resolved(value: _T | None, name: str) -> _T:
+    """``value`` of the field ``name`` of a resolved :class:`TrainConfig` (never ``None`` there).
+
+    Raises:
+        ValueError: It is ``None``: the config was not resolved.
+    """
+    if value is None:
+        raise ValueError(
+            f"TrainConfig.{name} is None: the trainer needs a resolved config; pass "
+            "cfg.resolved(), which fills in every default"
+        )
+    return value
 
 
 def _starting_model(cfg: TrainConfig, resuming: bool, say: Say) -> str:
@@ -87,13 +102,15 @@ def _grpo_args(cfg: TrainConfig) -> Any:
         # Gradient checkpointing stays on (TRL's default) on a CPU too: without it, one 16-episode
         # step of SmolLM2-135M on TextGuessNumber-v0 (up to 512 completion tokens each) took
         # over 24 GB and was killed.
-        learning_rate=cfg.learning_rate,
+        learning_rate=_resolved(cfg.learning_rate, "learning_rate"),
         lr_scheduler_type=cfg.lr_scheduler_type,
-        per_device_train_batch_size=cfg.per_device_train_batch_size,
+        per_device_train_batch_size=_resolved(
+            cfg.per_device_train_batch_size, "per_device_train_batch_size"
+        ),
         gradient_accumulation_steps=cfg.gradient_accumulation_steps,
         num_generations=cfg.num_generations,
         max_completion_length=cfg.max_completion_length,
-        max_steps=cfg.max_steps,
+        max_steps=_resolved(cfg.max_steps, "max_steps"),
         beta=cfg.beta,
         temperature=cfg.temperature,
         seed=cfg.seed,
