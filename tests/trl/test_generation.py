@@ -71,3 +71,25 @@ def test_empty_batch_and_generation_config_untouched(model_and_tokenizer) -> Non
     assert generator.generate([], 5) == ([], [])
     generator.generate([tokenizer.encode("hi")], 3)
     assert generator.generation_config.max_new_tokens != 3  # per-call limit is not sticky
+
+
+def test_for_model_sets_device_mode_and_sampling_once(model_and_tokenizer) -> None:
+    """Playing a model outside training: the generator owns device placement and the
+    generation config (greedy at temperature 0, the model's own config at None)."""
+    model, tokenizer = model_and_tokenizer
+    model.train()
+    greedy = TransformersGenerator.for_model(
+        model, pad_token_id=tokenizer.pad_token_id, eos_token_ids={3, 1}, temperature=0
+    )
+    assert not model.training
+    assert greedy.generation_config.do_sample is False
+    assert model.generation_config.do_sample is False  # generate() reads the model's config too
+    assert greedy.eos_token_ids == frozenset({1, 3}) and greedy.temperature == 1.0
+    sampled = TransformersGenerator.for_model(
+        model, pad_token_id=tokenizer.pad_token_id, eos_token_ids=[1], temperature=0.5
+    )
+    assert sampled.generation_config.do_sample is True and sampled.temperature == 0.5
+    prompt = tokenizer("hello", add_special_tokens=False)["input_ids"]
+    first, _ = greedy.generate([prompt], max_new_tokens=4)
+    again, _ = greedy.generate([prompt], max_new_tokens=4)
+    assert first == again  # greedy is deterministic

@@ -34,29 +34,14 @@ def _load_model(name: str, options: ModelOptions) -> tuple[Any, Any]:
 
 
 def _transformers_generator(model: Any, tokenizer: Any, processor: Any, temperature: Any) -> Any:
-    import torch
-
     from trl_env.trl.models import TransformersGenerator
 
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model = model.to(device).eval()
-    config = model.generation_config
-    updates: dict[str, Any] = {}
-    if temperature == 0:
-        updates = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
-    elif temperature is not None:
-        updates = {"do_sample": True, "temperature": temperature}
-    if updates:
-        config = type(config).from_dict({**config.to_dict(), **updates})
-        # generate() fills unset fields from the model's own config: keep the two the same.
-        model.generation_config = config
     pad = tokenizer.pad_token_id
-    return TransformersGenerator(
+    return TransformersGenerator.for_model(
         model,
         pad_token_id=processor.end_of_turn_id if pad is None else pad,
-        eos_token_ids=sorted(processor.eos_token_ids),
-        generation_config=config,
-        temperature=temperature or getattr(config, "temperature", None) or 1.0,
+        eos_token_ids=processor.eos_token_ids,
+        temperature=temperature,
     )
 
 

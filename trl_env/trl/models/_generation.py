@@ -165,6 +165,41 @@ class TransformersGenerator:
             temperature=trainer.temperature,
         )
 
+    @classmethod
+    def for_model(
+        cls,
+        model: Any,
+        *,
+        pad_token_id: int,
+        eos_token_ids: Iterable[int],
+        temperature: float | None = None,
+    ) -> TransformersGenerator:
+        """A generator that plays ``model`` outside training (``trl-env eval``, a ``ModelPolicy``).
+
+        The model moves to the GPU when there is one and to eval mode. ``temperature`` 0 is greedy,
+        another value samples at it, ``None`` keeps the model's own generation config; the model's
+        ``generation_config`` is updated to match, because ``generate()`` fills unset fields
+        from it and the two must agree.
+        """
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = model.to(device).eval()
+        config = model.generation_config
+        updates: dict[str, Any] = {}
+        if temperature == 0:
+            updates = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+        elif temperature is not None:
+            updates = {"do_sample": True, "temperature": temperature}
+        if updates:
+            config = type(config).from_dict({**config.to_dict(), **updates})
+            model.generation_config = config
+        return cls(
+            model,
+            pad_token_id=pad_token_id,
+            eos_token_ids=sorted(eos_token_ids),
+            generation_config=config,
+            temperature=temperature or getattr(config, "temperature", None) or 1.0,
+        )
+
     @contextlib.contextmanager
     def _model_context(self) -> Iterator[Any]:
         if callable(self._model) and not isinstance(self._model, torch.nn.Module):
