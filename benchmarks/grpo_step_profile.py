@@ -7,15 +7,18 @@ only in what the CPU defaults change:
 * ``before``: TRL's ``GRPOConfig`` defaults (gradient checkpointing on, float32);
 * ``no-checkpointing``: gradient checkpointing off (it recomputes every forward pass during the
   backward pass to save memory; measured here: no faster, and twice the memory);
-* ``after``: also bfloat16 autocast (oneDNN runs bf16 matmuls on AMX tiles on CPUs with
-  ``amx_bf16``), the CPU default of ``trl-env train`` where the CPU has it.
+* ``bf16``: gradient checkpointing kept on, bfloat16 autocast for the training passes and the
+  rollout's generation (oneDNN runs bf16 matmuls on AMX tiles on CPUs with ``amx_bf16``;
+  ``trl-env train --bf16``);
+* ``after``: checkpointing off and bfloat16 autocast.
 
 Each setting plays the same tasks (same seeds); the first step of each pays one-off costs and is
 left out. A step is split into generation (inside ``generate``), env (the rest of the rollout)
 and training (log-probability passes, forward, backward, optimizer). Padding waste is the share
 of the padded completion tensor that is padding. For bf16, the gap between the log-probabilities
-sampled in float32 and the training pass's bf16 ones is measured on the same tokens (TRL's loss
-uses the training pass only, so the gap is what off-policy corrections would see).
+recorded while sampling (since the generator runs under the trainer's autocast: bf16 too, but
+batched and through the KV cache) and a bf16 teacher-forced pass is measured on the same tokens
+(TRL's loss uses the training pass only, so the gap is what off-policy corrections would see).
 
 Prints one line per step and setting, a table, and as its last line one JSON object with
 ``before_s``, ``after_s`` (mean seconds per step) and ``ratio``.
@@ -50,6 +53,7 @@ import trl_env  # noqa: E402
 SETTINGS: dict[str, dict[str, bool]] = {
     "before": {"activation_checkpointing": True, "bf16": False},
     "no-checkpointing": {"activation_checkpointing": False, "bf16": False},
+    "bf16": {"activation_checkpointing": True, "bf16": True},
     "after": {"activation_checkpointing": False, "bf16": True},
 }
 
@@ -123,7 +127,7 @@ def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, An
 
 
 def logprob_gap(trainer: Any, episodes: list[Any]) -> dict[str, float]:
-    """|float32 sampled - bf16 autocast| log-probabilities of the model's own tokens."""
+    """|sampled - bf16 teacher-forced| log-probabilities of the model's own tokens."""
     import torch
 
     model = trainer.model
@@ -169,8 +173,10 @@ def main() -> None:
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", str(os.cpu_count() or 2))))
     model_dir = resolve_model(args.model)
     if not cpu_has_amx_bf16():
-        print("this CPU has no amx_bf16/avx512_bf16: bf16 would be emulated, skipping 'after'")
-        args.settings = [s for s in args.settings if s != "after"]
+        print(
+            "this CPU has no amx_bf16/avx512_bf16: bf16 would be emulated, skipping the bf16 settings"
+        )
+        args.settings = [s for s in args.settings if not SETTINGS[s]["bf16"]]
     if args.child:
         print(json.dumps(profile(args, model_dir, args.settings[0])))
         return

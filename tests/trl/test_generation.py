@@ -17,7 +17,9 @@ def model_and_tokenizer(tmp_path_factory):
     return model.eval(), tokenizer
 
 
-def make_generator(model, tokenizer, temperature: float = 0.7) -> TransformersGenerator:
+def make_generator(
+    model, tokenizer, temperature: float = 0.7, autocast=None
+) -> TransformersGenerator:
     eos = [tokenizer.convert_tokens_to_ids("<|im_end|>")]
     config = GenerationConfig(
         do_sample=True,
@@ -33,6 +35,7 @@ def make_generator(model, tokenizer, temperature: float = 0.7) -> TransformersGe
         eos_token_ids=eos,
         generation_config=config,
         temperature=temperature,
+        autocast=autocast,
     )
 
 
@@ -93,3 +96,50 @@ def test_for_model_sets_device_mode_and_sampling_once(model_and_tokenizer) -> No
     first, _ = greedy.generate([prompt], max_new_tokens=4)
     again, _ = greedy.generate([prompt], max_new_tokens=4)
     assert first == again  # greedy is deterministic
+
+
+def test_generation_runs_under_the_given_autocast(model_and_tokenizer) -> None:
+    """``autocast`` (the trainer's ``accelerator.autocast`` in training) wraps every generate
+    call: with bf16 on the CPU the model computes in bfloat16, and the recorded log-probs are
+    those of the bfloat16 forward (teacher forcing under the same autocast gives them back)."""
+    model, tokenizer = model_and_tokenizer
+    entered: list[torch.dtype | None] = []
+
+    class Bf16Autocast(torch.autocast):
+        def __enter__(self):
+            entered.append(self.fast_dtype)
+            return super().__enter__()
+
+    generator = make_generator(
+        model, tokenizer, autocast=lambda: Bf16Autocast("cpu", dtype=torch.bfloat16)
+    )
+    dtypes: list[torch.dtype] = []
+    hook = model.lm_head.register_forward_hook(lambda m, i, out: dtypes.append(out.dtype))
+    try:
+        torch.manual_seed(0)
+        prompt = tokenizer.encode("<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n")
+        (ids,), (lps,) = generator.generate([prompt], max_new_tokens=6)
+    finally:
+        hook.remove()
+    assert entered == [torch.bfloat16]
+    assert dtypes and all(d == torch.bfloat16 for d in dtypes)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = teacher_forced_logprobs(model, prompt, ids, 0.7)
+    assert lps == pytest.approx(expected, abs=0.05)  # bf16 rounding of two different batchings
+
+
+def test_from_trainer_takes_the_trainers_autocast(model_and_tokenizer) -> None:
+    """The generator GRPOTrainer's rollout uses runs in the trainer's mixed-precision context."""
+    from types import SimpleNamespace
+
+    _, tokenizer = model_and_tokenizer
+    autocast = object()
+    trainer = SimpleNamespace(
+        generation_kwargs={},
+        processing_class=tokenizer,
+        eos_token_ids=[tokenizer.convert_tokens_to_ids("<|im_end|>")],
+        generation_config=GenerationConfig(do_sample=True),
+        temperature=1.0,
+        accelerator=SimpleNamespace(autocast=autocast),
+    )
+    assert TransformersGenerator.from_trainer(trainer)._autocast is autocast

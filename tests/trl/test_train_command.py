@@ -95,6 +95,8 @@ def test_defaults_resolve_per_model_kind(monkeypatch: pytest.MonkeyPatch) -> Non
         ({"learning_rate": math.nan}, "learning_rate must be a positive"),
         ({"temperature": 0.0}, "temperature must be > 0"),
         ({"beta": -0.1}, "beta must be >= 0"),
+        ({"epsilon_high": 0.0}, "epsilon_high must be > 0"),
+        ({"epsilon_high": math.inf}, "epsilon_high must be > 0"),
         ({"max_steps": 0}, "max_steps must be a positive int"),
         ({"num_tasks": 0}, "num_tasks must be a positive int"),
         ({"vllm_mode": "remote"}, "vllm_mode must be 'colocate' or 'server'"),
@@ -106,6 +108,18 @@ def test_defaults_resolve_per_model_kind(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_bad_config_values(overrides: dict[str, Any], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         TrainConfig([ENV], **overrides)
+
+
+def test_epsilon_high_reaches_grpo_config() -> None:
+    """``--epsilon-high`` (clip-higher) is GRPOConfig's; unset, TRL's default (epsilon) holds."""
+    from trl_env.trl.training._trainer import _grpo_args
+
+    args = parse([ENV, "--epsilon-high", "0.28", "--max-steps", "1"])
+    assert args.epsilon_high == 0.28
+    clipped = _grpo_args(TrainConfig([ENV], epsilon_high=0.28, max_steps=1).resolved())
+    assert (clipped.epsilon, clipped.epsilon_high) == (0.2, 0.28)
+    default = _grpo_args(TrainConfig([ENV], max_steps=1).resolved())
+    assert default.epsilon_high is None and default.epsilon == 0.2  # the trainer uses epsilon
 
 
 def test_no_env_id() -> None:

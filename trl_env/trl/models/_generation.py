@@ -128,6 +128,12 @@ class TransformersGenerator:
             tokens after a row's stored prefix (the previous turn's input and reply) instead of
             re-reading the whole history. Off: every call prefills everything. The states of the
             last call stay in memory until :meth:`clear_cache` or the next call.
+        autocast: A callable returning the context manager every ``generate`` call runs in (the
+            trainer's ``accelerator.autocast``: with ``bf16=True`` generation then runs under
+            the same bfloat16 autocast as TRL's training forward). Accelerate already wraps a
+            prepared model's ``forward`` in it, but a PEFT model's ``generate`` calls the base
+            model's own ``forward``, so without this LoRA runs sampled in float32. ``None``: no
+            autocast.
     """
 
     def __init__(
@@ -139,8 +145,10 @@ class TransformersGenerator:
         generation_config: GenerationConfig,
         temperature: float = 1.0,
         reuse_kv_cache: bool = True,
+        autocast: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
     ) -> None:
         self._model = model
+        self._autocast = autocast or contextlib.nullcontext
         self.pad_token_id = pad_token_id
         self.eos_token_ids = frozenset(int(i) for i in eos_token_ids)
         self.generation_config = generation_config
@@ -163,6 +171,7 @@ class TransformersGenerator:
             eos_token_ids=trainer.eos_token_ids,
             generation_config=trainer.generation_config,
             temperature=trainer.temperature,
+            autocast=trainer.accelerator.autocast,
         )
 
     @classmethod
@@ -212,7 +221,7 @@ class TransformersGenerator:
         self, inputs: Sequence[Sequence[int]], max_new_tokens: int
     ) -> tuple[list[list[int]], list[list[float]]]:
         """Sample one turn for every input in one ``generate`` call (see :class:`Generator`)."""
-        with self._model_context() as model, torch.no_grad():
+        with self._model_context() as model, torch.no_grad(), self._autocast():
             if not inputs:
                 # Entering the context still matters in distributed runs (sharded weights are
                 # gathered there), so a process with nothing to generate still takes part.

@@ -59,10 +59,9 @@ _CPU_MODEL_DEFAULTS: dict[str, Any] = {
     "max_new_tokens_per_turn": 32,
     "max_steps": 100,
 }
-"""A real model on a machine without a GPU: a run that finishes within about an hour
-(``benchmarks/grpo_step_profile.py`` times a step; with 256 tokens per turn, 1024 per episode and
-500 steps, SmolLM2-135M took about 17 hours on 2 cores). Short replies, the format every catalogue
-env asks for, fit in 32 tokens."""
+"""A real model without a GPU: a run that ends in about an hour (``benchmarks/grpo_step_profile.py``;
+at 256 tokens per turn, 1024 per episode, 500 steps SmolLM2-135M took ~17 hours on 2 cores).
+Short replies, the format every catalogue env asks for, fit in 32 tokens."""
 
 _LORA_LEARNING_RATE = 1e-5
 _CPU_LORA_LEARNING_RATE = 2e-4
@@ -82,9 +81,8 @@ _EVALS_PER_RUN_REAL_MODEL = 5
 
 
 _AT_LEAST_1 = (
-    "num_tasks num_generations gradient_accumulation_steps max_steps lora_r lora_alpha "
-    "per_device_train_batch_size max_completion_length max_new_tokens_per_turn max_turns "
-    "save_total_limit"
+    "num_tasks num_generations gradient_accumulation_steps max_steps lora_r lora_alpha save_total_limit"
+    " per_device_train_batch_size max_completion_length max_new_tokens_per_turn max_turns"
 )
 _AT_LEAST_0 = "warm_start_steps save_steps eval_every eval_seed eval_samples"
 _COUNTS = dict.fromkeys(_AT_LEAST_1.split(), 1) | dict.fromkeys(_AT_LEAST_0.split(), 0)
@@ -134,8 +132,7 @@ class TrainConfig:
         default=False, metadata=_help("Train into an --output-dir that already holds a run.")
     )
     resume: bool = field(
-        default=False,
-        metadata=_help("Continue the run in --output-dir from its last checkpoint."),
+        default=False, metadata=_help("Continue the run in --output-dir from its last checkpoint.")
     )
     num_tasks: int = field(default=4096, metadata=_help("Tasks (env seeds) in the dataset."))
     max_steps: int | None = field(
@@ -153,8 +150,7 @@ class TrainConfig:
         ),
     )
     lr_scheduler_type: str = field(
-        default="constant",
-        metadata=_help("transformers learning-rate schedule.", aliases=["--lr-scheduler"]),
+        default="constant", metadata=_help("transformers LR schedule.", aliases=["--lr-scheduler"])
     )
     num_generations: int = field(
         default=8, metadata=_help("Episodes per task (the GRPO group size).")
@@ -188,6 +184,9 @@ class TrainConfig:
         metadata=_help("Seconds one env reset/step may take before its episode ends (no limit)."),
     )
     beta: float = field(default=0.0, metadata=_help("KL coefficient (0: no reference model)."))
+    epsilon_high: float | None = field(
+        default=None, metadata=_help("Upper clip of the ratio, e.g. 0.28 (default: TRL's, 0.2).")
+    )
     credit: str = field(
         default="episode",
         metadata=_help(
@@ -331,6 +330,8 @@ class TrainConfig:
             raise ValueError(f"temperature must be > 0, got {self.temperature}")
         if not (math.isfinite(self.beta) and self.beta >= 0):
             raise ValueError(f"beta must be >= 0, got {self.beta}")
+        if self.epsilon_high is not None and not 0 < self.epsilon_high < math.inf:
+            raise ValueError(f"epsilon_high must be > 0 (like 0.28), got {self.epsilon_high}")
         check_credit(self.credit, self.gamma)
         if not (math.isfinite(self.eval_temperature) and self.eval_temperature > 0):
             raise ValueError(f"eval_temperature must be > 0, got {self.eval_temperature}")

@@ -334,6 +334,8 @@ def _generator(trainer: Any, temperature: float) -> Any:
         settings.update(do_sample=False, temperature=1.0, top_p=1.0, top_k=50, min_p=None)
     else:
         settings.update(do_sample=True, temperature=temperature)
+    # No autocast, even when training runs in bf16: the held-out figures then match what
+    # `trl-env eval` (float32) reports for the saved model.
     return TransformersGenerator(
         unwrapped,
         pad_token_id=pad,

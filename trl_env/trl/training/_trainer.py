@@ -112,6 +112,7 @@ def _grpo_args(cfg: TrainConfig) -> Any:
         max_completion_length=cfg.max_completion_length,
         max_steps=_resolved(cfg.max_steps, "max_steps"),
         beta=cfg.beta,
+        epsilon_high=cfg.epsilon_high,  # None: GRPOTrainer uses epsilon
         temperature=cfg.temperature,
         seed=cfg.seed,
         data_seed=cfg.seed,
