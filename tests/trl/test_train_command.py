@@ -110,6 +110,7 @@ def test_bad_config_values(overrides: dict[str, Any], match: str) -> None:
         TrainConfig([ENV], **overrides)
 
 
+@pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is deprecated:FutureWarning")  # TRL's
 def test_epsilon_high_reaches_grpo_config() -> None:
     """``--epsilon-high`` (clip-higher) is GRPOConfig's; unset, TRL's default (epsilon) holds."""
     from trl_env.trl.training._trainer import _grpo_args
