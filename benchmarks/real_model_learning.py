@@ -306,19 +306,24 @@ def compare_lora(args: argparse.Namespace, model_dir: str) -> None:
         )
 
 
-_GUESS_NUMBER_GRPO: dict[str, Any] = {
-    "env": "TextGuessNumber-v0",
-    "env_kwargs": {"partial_credit": 0.5},
+_TURN_CREDIT_LORA: dict[str, Any] = {
     "credit": "turn",
     "gamma": 1.0,
     "lora": True,
     "learning_rate": 2e-4,
     "batch_size": 16,
     "num_generations": 8,
+    "epsilon_high": 0.28,
+}
+"""The GRPO settings every multi-turn recipe shares: turn credit, LoRA, groups of 8, clip-higher."""
+
+_GUESS_NUMBER_GRPO: dict[str, Any] = {
+    **_TURN_CREDIT_LORA,
+    "env": "TextGuessNumber-v0",
+    "env_kwargs": {"partial_credit": 0.5},
     "max_new_tokens": 16,
     "max_turns": 7,
     "max_completion_length": 512,
-    "epsilon_high": 0.28,
 }
 
 RECIPES: dict[str, dict[str, Any]] = {
@@ -326,18 +331,12 @@ RECIPES: dict[str, dict[str, Any]] = {
     # episodes: whatever it learns about which letters to guess comes from GRPO. About 57 minutes
     # of warm start and GRPO; 256 held-out seeds.
     "multiturn-hangman": {
+        **_TURN_CREDIT_LORA,
         "env": "TextHangman-v0",
         "env_kwargs": {"lives": 8, "partial_credit": 0.5},
-        "credit": "turn",
-        "gamma": 1.0,
-        "lora": True,
-        "learning_rate": 2e-4,
-        "batch_size": 16,
-        "num_generations": 8,
         "max_new_tokens": 8,
         "max_turns": 14,
         "max_completion_length": 896,
-        "epsilon_high": 0.28,
         "bf16": True,
         "warm_start": "random",
         "warm_start_episodes": 64,
