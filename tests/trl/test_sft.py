@@ -111,6 +111,17 @@ def test_sft_writes_a_run_folder_that_eval_and_train_accept(
     assert (tmp_path / "eval" / "results.json").is_file()
 
 
+def test_a_missing_model_fails_before_any_demo_is_played(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        run_sft(
+            SFTRunConfig(
+                env_ids=["TextGuessNumber-v0"], model=str(tmp_path / "no.gguf"),
+                demos="random", episodes=4, output_dir=str(tmp_path / "s"),
+            )
+        )  # fmt: skip
+    assert not (tmp_path / "s" / "demos").exists()
+
+
 def test_demos_with_another_system_prompt_are_refused(tiny_model_dir: str, tmp_path: Path) -> None:
     assert main(["demos", "TextGuessNumber-v0", "--episodes", "2", "--out", str(tmp_path / "d"),
                  "--system-prompt", "Play well."]) == 0  # fmt: skip

@@ -243,8 +243,9 @@ def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
     started = time.perf_counter()
     output = Path(cfg.output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    rows = _demo_rows(cfg, say)
+    # The model is resolved first: a wrong --model fails at once, not after the demos are played.
     name = resolve_model_path(cfg.model, log=say)
+    rows = _demo_rows(cfg, say)
     base = str(Path(name).resolve()) if Path(name).exists() else name
     model, tokenizer = load_model_and_tokenizer(base, require_chat_template=True, log=say)
     processor = ChatTemplateProcessor(tokenizer)
