@@ -127,13 +127,61 @@ def evaluate_random(args: argparse.Namespace) -> dict[str, Any]:
     return summarize(report, args)
 
 
-def warm_start(args: argparse.Namespace, model_dir: str, out: Path) -> str:
-    """``trl-env sft`` on ``--warm-start`` demos of ``--env`` (LoRA); the merged model's dir."""
+EVAL_SETTINGS = (
+    "model", "env", "env_kwargs", "eval_seed", "eval_episodes", "max_turns", "max_new_tokens",
+    "warm_start", "warm_start_episodes", "warm_start_epochs", "seed",
+)  # fmt: skip
+"""What the before / random / warm-start evaluations depend on (``--reuse-evals`` compares them)."""
+
+
+class SavedEvals:
+    """``OUT/evals.json``: each reference evaluation as soon as it is done, for ``--reuse-evals``.
+
+    The greedy evaluations of the base model, the random policy and the warm start are
+    deterministic for the same settings, and take a third of a multi-turn run (14 minutes for the
+    base model on 256 Hangman seeds); a run that stopped after them can start again from GRPO.
+    """
+
+    def __init__(self, args: argparse.Namespace, out: Path) -> None:
+        self.path = out / "evals.json"
+        self.settings = {key: getattr(args, key) for key in EVAL_SETTINGS}
+        self.saved: dict[str, Any] = {}
+        self.reused: list[str] = []
+        if args.reuse_evals and self.path.is_file():
+            saved = json.loads(self.path.read_text(encoding="utf-8"))
+            if saved.get("settings") == self.settings:
+                self.saved = saved
+                self.reused = sorted(set(saved) - {"settings"})
+                print(f"reusing {sorted(set(saved) - {'settings'})} from {self.path}", flush=True)
+            else:
+                print(f"not reusing {self.path}: it was made with other settings", flush=True)
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        return self.saved.get(name)
+
+    def put(self, name: str, value: dict[str, Any]) -> None:
+        self.saved[name] = value
+        content = {**self.saved, "settings": self.settings}
+        self.path.write_text(json.dumps(content, indent=1) + "\n", encoding="utf-8")
+
+
+def warm_start(args: argparse.Namespace, model_dir: str, out: Path, *, reuse: bool = False) -> str:
+    """``trl-env sft`` on ``--warm-start`` demos of ``--env`` (LoRA); the merged model's dir.
+
+    With ``reuse``, the run folder already in ``OUT/warm_start`` is merged instead of trained."""
     from trl_env._demos import DEFAULT_SYSTEM_PROMPT
     from trl_env.trl._sft import SFTRunConfig, run_sft
     from trl_env.trl.models import load_model_and_tokenizer
 
     run = out / "warm_start"
+    merged = run / "merged"
+    if reuse and (merged / "config.json").is_file():
+        return str(merged)
+    if reuse:
+        model, tokenizer = load_model_and_tokenizer(str(run))
+        model.save_pretrained(merged)
+        tokenizer.save_pretrained(merged)
+        return str(merged)
     run_sft(
         SFTRunConfig(
             env_ids=[args.env], model=model_dir, demos=args.warm_start,
@@ -145,7 +193,6 @@ def warm_start(args: argparse.Namespace, model_dir: str, out: Path) -> str:
         say=lambda line: print(line, flush=True),
     )  # fmt: skip
     model, tokenizer = load_model_and_tokenizer(str(run))  # the adapter, merged
-    merged = run / "merged"
     model.save_pretrained(merged)
     tokenizer.save_pretrained(merged)
     return str(merged)
@@ -345,6 +392,25 @@ RECIPES: dict[str, dict[str, Any]] = {
         "eval_episodes": 256,
         "eval_batch_size": 64,
     },
+    # Attempt 6: the Hangman recipe with gamma=0, so each guess is judged by its own reward (the
+    # share of the word it reveals, or the invalid-reply penalty) rather than by everything after
+    # it; held-out evals in batches of 16 (64 ran about twice as slow per episode).
+    "multiturn-hangman-immediate": {
+        **_TURN_CREDIT_LORA,
+        "gamma": 0.0,
+        "env": "TextHangman-v0",
+        "env_kwargs": {"lives": 8, "partial_credit": 0.5},
+        "max_new_tokens": 8,
+        "max_turns": 14,
+        "max_completion_length": 896,
+        "bf16": True,
+        "warm_start": "random",
+        "warm_start_episodes": 64,
+        "warm_start_epochs": 1.0,
+        "minutes": 57.0,
+        "eval_episodes": 256,
+        "eval_batch_size": 16,
+    },
     # Warm start on 32 episodes of the env's oracle (binary search), then GRPO with turn credit
     # for 47 minutes; 128 held-out seeds. About 57 minutes in all on 2 cores.
     "multiturn": {
@@ -412,6 +478,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warm-start-epochs", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--compare-lora", action="store_true")
+    parser.add_argument(
+        "--reuse-evals", action="store_true",
+        help="take the before / random / warm-start evaluations (and the warm start itself) from "
+        "OUT/evals.json and OUT/warm_start when they were made with the same settings",
+    )  # fmt: skip
     parser.add_argument("--out", default="real_model_learning_out")
     args = parser.parse_args(argv)
     if args.recipe:
@@ -423,6 +494,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         for key, value in RECIPES[args.recipe].items():
             if key not in given:
                 setattr(args, key, value)
+    from trl_env.trl._credit_modes import check_credit
+
+    try:  # now, not after the evaluations that come before training
+        check_credit(args.credit, args.gamma)
+    except ValueError as error:
+        parser.error(str(error))
     return args
 
 
@@ -438,18 +515,25 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    before = evaluate_model(model_dir, args)
+    evals = SavedEvals(args, out)
+    before = evals.get("before") or evaluate_model(model_dir, args)
+    evals.put("before", before)
     print(f"before: {json.dumps(before)}", flush=True)
-    random_policy = evaluate_random(args)
+    random_policy = evals.get("random") or evaluate_random(args)
+    evals.put("random", random_policy)
     print(f"random: {json.dumps(random_policy)}", flush=True)
     budget_started = time.perf_counter()
     warm = None
     start_from = model_dir
     if args.warm_start != "none":
-        start_from = warm_start(args, model_dir, out)
-        warm_s = time.perf_counter() - budget_started
-        warm = evaluate_model(start_from, args)
-        warm["sft_s"] = round(warm_s, 1)
+        warm = evals.get("warm_start")
+        start_from = warm_start(args, model_dir, out, reuse=warm is not None)
+        if warm is None:
+            warm_s = time.perf_counter() - budget_started
+            warm = evaluate_model(start_from, args)
+            warm["sft_s"] = round(warm_s, 1)
+            evals.put("warm_start", warm)
+        warm_s = warm["sft_s"]  # a reused warm start still counts against the time limit
         print(f"warm_start: {json.dumps(warm)}", flush=True)
         if args.minutes:  # the time limit covers warm start and GRPO together
             args.minutes = max(1.0, args.minutes - warm_s / 60)
@@ -474,6 +558,7 @@ def main() -> None:
         "epsilon_high": args.epsilon_high,
         "max_turns": args.max_turns,
         "warm_start_policy": args.warm_start,
+        "reused_evals": evals.reused,
         "before": before,
         "warm_start": warm,
         "after": after,

@@ -91,6 +91,15 @@ def test_analyse_replays_transcripts_and_counts_only_rejected_replies() -> None:
     assert row["examples"]["chat / question"] == "Sure, what do you want?"
 
 
+def test_a_bad_gamma_is_refused_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from real_model_learning import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["--credit", "turn", "--gamma", "-0.5"])
+    assert "gamma must be a number in [0, 1]" in capsys.readouterr().err
+    assert parse_args(["--credit", "turn", "--gamma", "0"]).gamma == 0.0
+
+
 def test_wilson_interval() -> None:
     low, high = wilson_interval(0, 32)
     assert low == 0.0 and 0.10 < high < 0.11
@@ -134,3 +143,14 @@ def test_real_model_learning_runs_two_steps(tmp_path: Path) -> None:
     assert abs(sum(split.values()) - 1.0) < 0.01
     assert (tmp_path / "curve.png").is_file() and (tmp_path / "curve.csv").is_file()
     assert json.loads((tmp_path / "result.json").read_text()) == result
+    assert result["reused_evals"] == []
+    # Again with --reuse-evals: the reference evaluations and the warm start come from the first
+    # run (OUT/evals.json, OUT/warm_start), and only GRPO and the last evaluation run again.
+    again = [*command, "--reuse-evals", "--max-steps", "1"]
+    done = subprocess.run(again, capture_output=True, text=True, timeout=3600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    reused = json.loads(done.stdout.strip().splitlines()[-1])
+    assert reused["reused_evals"] == ["before", "random", "warm_start"]
+    assert reused["steps"] == 1
+    for key in ("before", "random", "warm_start"):
+        assert reused[key] == result[key]

@@ -97,6 +97,8 @@ def test_returns_to_go_by_hand() -> None:
     # gamma 0.9, rewards (-0.1, 0, 1): G3 = 1, G2 = 0 + 0.9 * 1 = 0.9, G1 = -0.1 + 0.9 * 0.9 = 0.71
     assert returns_to_go([-0.1, 0.0, 1.0], gamma=0.9) == pytest.approx([0.71, 0.9, 1.0])
     assert returns_to_go([-0.1, 0.0, 1.0]) == pytest.approx([0.9, 1.0, 1.0])
+    # gamma 0: each turn is judged by its own reward only.
+    assert returns_to_go([-0.1, 0.0, 1.0], gamma=0.0) == pytest.approx([-0.1, 0.0, 1.0])
     # A last turn cut by the token budget has no reward of its own: 0.
     assert returns_to_go([0.5, 1.0], turns=3) == pytest.approx([1.5, 1.0, 0.0])
     # No model turn (a failed reset): one value, the whole return.
@@ -185,10 +187,10 @@ def test_misaligned_turns_are_refused() -> None:
     ("credit_value", "gamma", "match"),
     [
         ("step", 1.0, "credit must be 'episode' or 'turn', got 'step'"),
-        ("turn", 0.0, r"gamma must be a number in \(0, 1\]"),
-        ("turn", 1.5, r"gamma must be a number in \(0, 1\]"),
-        ("turn", float("nan"), r"gamma must be a number in \(0, 1\]"),
-        ("turn", True, r"gamma must be a number in \(0, 1\]"),
+        ("turn", -0.1, r"gamma must be a number in \[0, 1\]"),
+        ("turn", 1.5, r"gamma must be a number in \[0, 1\]"),
+        ("turn", float("nan"), r"gamma must be a number in \[0, 1\]"),
+        ("turn", True, r"gamma must be a number in \[0, 1\]"),
         ("episode", 0.9, "no effect with credit='episode'"),
     ],
 )

@@ -89,7 +89,7 @@ def returns_to_go(
 
     Args:
         rewards: The step rewards of one episode, in order (one per env step).
-        gamma: The discount, in ``(0, 1]``.
+        gamma: The discount, in ``[0, 1]`` (0: each turn's own reward only).
         turns: How many turns to return (default ``len(rewards)``). A turn with no reward of its
             own (the last turn, when the token budget cut it before the env could answer) gets
             0; rewards after the last turn still count in the returns of earlier turns.
@@ -215,7 +215,7 @@ def turn_advantages(
         step_rewards: Per episode of this process, its step rewards.
         loss_mask: ``(B, T)``, 1 on the model tokens that are trained (padding and env tokens 0).
         num_generations: The group size.
-        gamma: The discount, in ``(0, 1]``.
+        gamma: The discount, in ``[0, 1]`` (0: each turn's own reward only).
         scale_rewards: ``GRPOConfig.scale_rewards`` (see :func:`normalize_returns`).
         gather: In distributed runs, returns every process's per-episode returns concatenated in
             process order (``accelerate.utils.gather_object``), since a group may span processes.
@@ -276,7 +276,7 @@ class TurnCreditGRPOTrainer(GRPOTrainer):
     Args:
         *args: ``GRPOTrainer``'s arguments.
         credit: ``"turn"`` (default) or ``"episode"``.
-        gamma: Discount of later step rewards in a turn's return-to-go, in ``(0, 1]``.
+        gamma: Discount of later step rewards in a turn's return-to-go, in ``[0, 1]`` (0: each turn's own reward only).
         **kwargs: ``GRPOTrainer``'s keyword arguments.
 
     Raises:

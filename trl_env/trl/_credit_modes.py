@@ -17,7 +17,7 @@ def check_credit(credit: str, gamma: float) -> None:
 
     Raises:
         ValueError: ``credit`` is not one of :data:`CREDITS`; ``gamma`` is not a number in
-            ``(0, 1]``; or ``gamma`` is not 1 with ``credit="episode"`` (where it would do nothing).
+            ``[0, 1]``; or ``gamma`` is not 1 with ``credit="episode"`` (where it would do nothing).
 
     Example:
         >>> check_credit("turn", 0.9)
@@ -28,8 +28,11 @@ def check_credit(credit: str, gamma: float) -> None:
     """
     if credit not in CREDITS:
         raise ValueError(f"credit must be 'episode' or 'turn', got {credit!r}")
-    if isinstance(gamma, bool) or not isinstance(gamma, Real) or not 0 < gamma <= 1:
-        raise ValueError(f"gamma must be a number in (0, 1] (1: no discount), got {gamma!r}")
+    if isinstance(gamma, bool) or not isinstance(gamma, Real) or not 0 <= gamma <= 1:
+        raise ValueError(
+            f"gamma must be a number in [0, 1] (1: no discount; 0: each turn's own reward only), "
+            f"got {gamma!r}"
+        )
     if credit == "episode" and gamma != 1:
         raise ValueError(
             f"gamma={gamma} has no effect with credit='episode' (one advantage per episode): "

@@ -199,7 +199,7 @@ class TrainConfig:
     gamma: float = field(
         default=1.0,
         metadata=_help(
-            "Discount of later step rewards in a turn's return-to-go, in (0, 1] "
+            "Discount of later step rewards in a turn's return-to-go, in [0, 1] "
             "(--credit turn only)."
         ),
     )
