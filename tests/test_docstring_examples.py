@@ -36,7 +36,6 @@ MODULES = [
     "trl_env.envs",
     "trl_env.envs._catalogue",
     "trl_env.envs.bridges",
-    "trl_env.trl.models._frozen_weights",
 ]
 
 

@@ -22,7 +22,6 @@ import torch
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
 from transformers.generation.utils import GenerateDecoderOnlyOutput
 
-from trl_env.trl.models._frozen_weights import frozen_weights_cast_for_autocast
 from trl_env.trl.models._prefix_cache import PrefixCache
 
 __all__ = [
@@ -134,8 +133,7 @@ class TransformersGenerator:
             the same bfloat16 autocast as TRL's training forward). Accelerate already wraps a
             prepared model's ``forward`` in it, but a PEFT model's ``generate`` calls the base
             model's own ``forward``, so without this LoRA runs sampled in float32. ``None``: no
-            autocast. Under autocast, frozen float32 linear weights are cast once per call
-            (:func:`~trl_env.trl.models._frozen_weights.frozen_weights_cast_for_autocast`).
+            autocast.
     """
 
     def __init__(
@@ -223,12 +221,7 @@ class TransformersGenerator:
         self, inputs: Sequence[Sequence[int]], max_new_tokens: int
     ) -> tuple[list[list[int]], list[list[float]]]:
         """Sample one turn for every input in one ``generate`` call (see :class:`Generator`)."""
-        with (
-            self._model_context() as model,
-            torch.no_grad(),
-            self._autocast(),
-            frozen_weights_cast_for_autocast(model),  # else re-cast at every decode step
-        ):
+        with self._model_context() as model, torch.no_grad(), self._autocast():
             if not inputs:
                 # Entering the context still matters in distributed runs (sharded weights are
                 # gathered there), so a process with nothing to generate still takes part.
