@@ -392,9 +392,9 @@ RECIPES: dict[str, dict[str, Any]] = {
         "eval_episodes": 256,
         "eval_batch_size": 64,
     },
-    # Attempt 6: the Hangman recipe with gamma=0, so each guess is judged by its own reward (the
-    # share of the word it reveals, or the invalid-reply penalty) rather than by everything after
-    # it; held-out evals in batches of 16 (64 ran about twice as slow per episode).
+    # Attempt 6 (``--recipe multiturn``): the Hangman recipe with gamma=0, so each guess is judged
+    # by its own reward (the share of the word it reveals, or the invalid-reply penalty) rather
+    # than by everything after it; held-out evals in batches of 16.
     "multiturn-hangman-immediate": {
         **_TURN_CREDIT_LORA,
         "gamma": 0.0,
@@ -411,9 +411,9 @@ RECIPES: dict[str, dict[str, Any]] = {
         "eval_episodes": 256,
         "eval_batch_size": 16,
     },
-    # Warm start on 32 episodes of the env's oracle (binary search), then GRPO with turn credit
-    # for 47 minutes; 128 held-out seeds. About 57 minutes in all on 2 cores.
-    "multiturn": {
+    # GuessNumber (attempts 3 and 4): a warm start on 32 episodes of the env's oracle (binary
+    # search), then GRPO with turn credit for 47 minutes; 128 held-out seeds. About 57 minutes.
+    "multiturn-guess-number-oracle": {
         **_GUESS_NUMBER_GRPO,
         "warm_start": "oracle",
         "warm_start_episodes": 32,
@@ -431,6 +431,9 @@ RECIPES: dict[str, dict[str, Any]] = {
         "eval_episodes": 64,
     },
 }
+# The recipe that met the goal (attempt 6: held-out greedy wins 30/256, clear of the base
+# model's, the warm start's and the random policy's 0/256): ``--recipe multiturn``.
+RECIPES["multiturn"] = RECIPES["multiturn-hangman-immediate"]
 """Recorded recipes (``--recipe NAME``): every setting of the run; flags given explicitly win."""
 
 
