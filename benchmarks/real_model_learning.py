@@ -373,44 +373,30 @@ _GUESS_NUMBER_GRPO: dict[str, Any] = {
     "max_completion_length": 512,
 }
 
+_HANGMAN_GRPO: dict[str, Any] = {
+    **_TURN_CREDIT_LORA,
+    "env": "TextHangman-v0",
+    "env_kwargs": {"lives": 8, "partial_credit": 0.5},
+    "max_new_tokens": 8,
+    "max_turns": 14,
+    "max_completion_length": 896,
+    "bf16": True,
+    "warm_start": "random",
+    "warm_start_episodes": 64,
+    "warm_start_epochs": 1.0,
+    "minutes": 57.0,
+    "eval_episodes": 256,
+}
+
 RECIPES: dict[str, dict[str, Any]] = {
     # Hangman (8 lives, at most 14 turns) from a format-only warm start on 64 random-policy
     # episodes: whatever it learns about which letters to guess comes from GRPO. About 57 minutes
     # of warm start and GRPO; 256 held-out seeds.
-    "multiturn-hangman": {
-        **_TURN_CREDIT_LORA,
-        "env": "TextHangman-v0",
-        "env_kwargs": {"lives": 8, "partial_credit": 0.5},
-        "max_new_tokens": 8,
-        "max_turns": 14,
-        "max_completion_length": 896,
-        "bf16": True,
-        "warm_start": "random",
-        "warm_start_episodes": 64,
-        "warm_start_epochs": 1.0,
-        "minutes": 57.0,
-        "eval_episodes": 256,
-        "eval_batch_size": 64,
-    },
+    "multiturn-hangman": {**_HANGMAN_GRPO, "eval_batch_size": 64},
     # Attempt 6 (``--recipe multiturn``): the Hangman recipe with gamma=0, so each guess is judged
     # by its own reward (the share of the word it reveals, or the invalid-reply penalty) rather
     # than by everything after it; held-out evals in batches of 16.
-    "multiturn-hangman-immediate": {
-        **_TURN_CREDIT_LORA,
-        "gamma": 0.0,
-        "env": "TextHangman-v0",
-        "env_kwargs": {"lives": 8, "partial_credit": 0.5},
-        "max_new_tokens": 8,
-        "max_turns": 14,
-        "max_completion_length": 896,
-        "bf16": True,
-        "warm_start": "random",
-        "warm_start_episodes": 64,
-        "warm_start_epochs": 1.0,
-        "minutes": 57.0,
-        "eval_episodes": 256,
-        "eval_batch_size": 16,
-    },
+    "multiturn-hangman-immediate": {**_HANGMAN_GRPO, "gamma": 0.0, "eval_batch_size": 16},
     # GuessNumber (attempts 3 and 4): a warm start on 32 episodes of the env's oracle (binary
     # search), then GRPO with turn credit for 47 minutes; 128 held-out seeds. About 57 minutes.
     "multiturn-guess-number-oracle": {
