@@ -175,23 +175,19 @@ def warm_start(args: argparse.Namespace, model_dir: str, out: Path, *, reuse: bo
 
     run = out / "warm_start"
     merged = run / "merged"
-    if reuse and (merged / "config.json").is_file():
+    if not reuse:
+        run_sft(
+            SFTRunConfig(
+                env_ids=[args.env], model=model_dir, demos=args.warm_start,
+                episodes=args.warm_start_episodes, output_dir=str(run), lora=True,
+                epochs=args.warm_start_epochs, batch_size=8, seed=args.seed,
+                system_prompt=DEFAULT_SYSTEM_PROMPT, max_turns=args.max_turns,
+                env_kwargs=args.env_kwargs,
+            ),
+            say=lambda line: print(line, flush=True),
+        )  # fmt: skip
+    elif (merged / "config.json").is_file():
         return str(merged)
-    if reuse:
-        model, tokenizer = load_model_and_tokenizer(str(run))
-        model.save_pretrained(merged)
-        tokenizer.save_pretrained(merged)
-        return str(merged)
-    run_sft(
-        SFTRunConfig(
-            env_ids=[args.env], model=model_dir, demos=args.warm_start,
-            episodes=args.warm_start_episodes, output_dir=str(run), lora=True,
-            epochs=args.warm_start_epochs, batch_size=8, seed=args.seed,
-            system_prompt=DEFAULT_SYSTEM_PROMPT, max_turns=args.max_turns,
-            env_kwargs=args.env_kwargs,
-        ),
-        say=lambda line: print(line, flush=True),
-    )  # fmt: skip
     model, tokenizer = load_model_and_tokenizer(str(run))  # the adapter, merged
     model.save_pretrained(merged)
     tokenizer.save_pretrained(merged)
