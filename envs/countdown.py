@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from fractions import Fraction
 from typing import Any
@@ -361,7 +362,21 @@ class TextCountdownEnv(TextGame[tuple[str, Fraction]]):
         return f"[{solution}]"
 
     def random_move(self, rng: np.random.Generator) -> str:
-        """Two different numbers joined by a uniformly random operator, in brackets."""
-        a, b = rng.choice(len(self.numbers), size=2, replace=False)
-        operator = "+-*/"[int(rng.integers(4))]
-        return f"[{self.numbers[int(a)]} {operator} {self.numbers[int(b)]}]"
+        """A uniformly random legal move of two different numbers and one operator, in brackets.
+
+        Only legal ones: like every catalogue env's random policy, it shows the reply format and
+        the rules, never a rejected reply (drawing the operator blindly made about a quarter of
+        its moves inexact divisions, and a model warm-started on its demos copied them).
+        """
+        moves = [
+            expression
+            for a, b in itertools.permutations(range(len(self.numbers)), 2)
+            for operator in "+-*/"
+            if evaluate_expression(
+                expression := f"{self.numbers[a]} {operator} {self.numbers[b]}",
+                self.numbers,
+                allow_fractions=self.allow_fractions,
+            )[1]
+            is None
+        ]
+        return f"[{moves[int(rng.integers(len(moves)))]}]"

@@ -86,6 +86,22 @@ def test_the_class_answer_matches_playing_the_env(env_id: str) -> None:
     env.close()
 
 
+@pytest.mark.parametrize("env_id", NATIVE_IDS)
+def test_the_random_policy_plays_only_legal_moves(env_id: str) -> None:
+    """Random demos teach the reply format and the rules (``trl-env demos --policy random``): a
+    rejected reply in them would be copied by a model warm-started on them."""
+    env = gym.make(env_id)
+    rng = np.random.default_rng(0)
+    for seed in range(10):
+        _, info = env.reset(seed=seed)
+        for _ in range(8):
+            *_, terminated, truncated, info = env.step(random_action(env, info, rng))
+            assert not info.get("invalid_action", False), (seed, info.get("error"))
+            if terminated or truncated:
+                break
+    env.close()
+
+
 class _Riddle(TextGame[str]):
     """A one-turn game with no policies of its own: the smallest that fills the contract."""
 

@@ -116,23 +116,6 @@ class SFTResult:
     seconds: float
 
 
-def default_bf16() -> bool:
-    """Whether bfloat16 autocast pays here: a CUDA GPU with bf16, or a CPU with bf16 matmul units.
-
-    On CPUs with ``amx_bf16`` (or ``avx512_bf16``) oneDNN runs bf16 matmuls in hardware, several
-    times faster than float32; elsewhere bf16 on a CPU is emulated and slower.
-    """
-    import torch
-
-    if torch.cuda.is_available():
-        return bool(torch.cuda.is_bf16_supported())
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
-
-
 def demo_token_stream(processor: Any, messages: Sequence[dict[str, str]]) -> dict[str, list[int]]:
     """One demo episode as the rollout would hold it: ``input_ids`` and ``assistant_masks``.
 
@@ -238,6 +221,7 @@ def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
 
     from trl_env.trl._processors import ChatTemplateProcessor
     from trl_env.trl.models import load_model_and_tokenizer, resolve_model_path
+    from trl_env.trl.models._bf16 import default_bf16
     from trl_env.trl.models._paths import SFT_RUN_CONFIG
 
     started = time.perf_counter()
@@ -277,6 +261,9 @@ def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
         disable_tqdm=True,
         max_length=None,
         activation_checkpointing=False,  # memory is plentiful here; recomputing costs a forward pass
+        # Demos of different envs differ 8x in length (79 to 776 tokens for the 19 native envs):
+        # batches of similar lengths cut the padding from 40% of the tokens trained to ~2%.
+        train_sampling_strategy="group_by_length",
     )
     with warnings.catch_warnings():
         # peft reads transformers' deprecated `is_gradient_checkpointing`; nothing to act on.
