@@ -7,7 +7,11 @@ both ways: SmolLM2-135M-Instruct with fresh LoRA adapters (r 16, all linear laye
 300-token prompt, 6 turns of at most 8 sampled tokens, each turn followed by 40 "env" tokens, as
 trl-env's rollout feeds ``TransformersGenerator`` (KV cache reused across turns).
 
-Prints both times and, as its last line, one JSON object with ``before_s`` (float32),
+A third line times bf16 autocast as it ran before ``TransformersGenerator`` held the frozen base
+weights in bfloat16 (autocast then re-cast them to bfloat16 at every decode step; see
+``trl_env/trl/models/_bf16.py``).
+
+Prints the three times and, as its last line, one JSON object with ``before_s`` (float32),
 ``after_s`` (bf16 autocast) and ``ratio``.
 
 Run:
@@ -17,6 +21,7 @@ Run:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -68,15 +73,22 @@ def main() -> None:
         do_sample=True, temperature=1.0, top_k=0, top_p=1.0, pad_token_id=0, eos_token_id=[2]
     )
     seconds = {}
-    for name, autocast in (
-        ("float32", None),
-        ("bf16 autocast", lambda: torch.autocast("cpu", dtype=torch.bfloat16)),
+
+    def bf16():
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+
+    for name, autocast, frozen_in_bf16 in (
+        ("float32", None, False),
+        ("bf16 autocast, frozen weights cast per token", bf16, False),
+        ("bf16 autocast", bf16, True),
     ):
         generator = TransformersGenerator(
             model, pad_token_id=0, eos_token_ids=[2], generation_config=config, autocast=autocast
         )
+        if not frozen_in_bf16:  # what generation did before FrozenBF16Weights
+            generator.frozen_bf16.swapped_in = lambda model: contextlib.nullcontext()
         seconds[name] = time_turns(generator, args.rows, args.turns, seed=0)
-        print(f"{name:14s} {seconds[name]:6.2f} s for {args.turns} turns of {args.rows} rows")
+        print(f"{name:44s} {seconds[name]:6.2f} s for {args.turns} turns of {args.rows} rows")
     before, after = seconds["float32"], seconds["bf16 autocast"]
     print(json.dumps({"before_s": round(before, 2), "after_s": round(after, 2),
                       "ratio": round(before / after, 2)}))  # fmt: skip

@@ -4,13 +4,14 @@ Plays and trains SmolLM2-135M-Instruct (LoRA) with TRL's ``GRPOTrainer`` and thi
 rollout on ``TextTicTacToe-v0`` (8 episodes per step, up to 6 turns), under settings that differ
 only in what the CPU defaults change:
 
-* ``before``: TRL's ``GRPOConfig`` defaults (gradient checkpointing on, float32);
+* ``before``: TRL's ``GRPOConfig`` defaults (gradient checkpointing on), float32;
 * ``no-checkpointing``: gradient checkpointing off (it recomputes every forward pass during the
   backward pass to save memory; measured here: no faster, and twice the memory);
-* ``bf16``: gradient checkpointing kept on, bfloat16 autocast for the training passes and the
-  rollout's generation (oneDNN runs bf16 matmuls on AMX tiles on CPUs with ``amx_bf16``;
-  ``trl-env train --bf16``);
-* ``after``: checkpointing off and bfloat16 autocast.
+* ``bf16-no-checkpointing``: checkpointing off and bfloat16 autocast;
+* ``after``: what ``trl-env train`` does on a CPU with bf16 units (``amx_bf16``/``avx512_bf16``,
+  where oneDNN runs bf16 matmuls in hardware): gradient checkpointing kept on, bfloat16 autocast
+  for the training passes and the rollout's generation, which holds the frozen LoRA base weights
+  in bfloat16 instead of re-casting them at every decode step.
 
 Each setting plays the same tasks (same seeds); the first step of each pays one-off costs and is
 left out. A step is split into generation (inside ``generate``), env (the rest of the rollout)
@@ -53,8 +54,8 @@ import trl_env  # noqa: E402
 SETTINGS: dict[str, dict[str, bool]] = {
     "before": {"activation_checkpointing": True, "bf16": False},
     "no-checkpointing": {"activation_checkpointing": False, "bf16": False},
-    "bf16": {"activation_checkpointing": True, "bf16": True},
-    "after": {"activation_checkpointing": False, "bf16": True},
+    "bf16-no-checkpointing": {"activation_checkpointing": False, "bf16": True},
+    "after": {"activation_checkpointing": True, "bf16": True},  # trl-env train's CPU default
 }
 
 

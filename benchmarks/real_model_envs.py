@@ -255,14 +255,26 @@ def format_tables(results: dict[str, Any], envs: list[str]) -> str:
     return "\n".join(lines)
 
 
+GREEDY_GOALS = ((0.5, 5), (0.2, 15))
+"""(invalid-reply rate, envs): issue 9's target for the base model (under 50% on at least 5 envs)
+and issue 19's for a warm start on random demos of the 19 native envs (under 20% on at least 15)."""
+
+
 def greedy_goal(results: dict[str, Any]) -> str:
-    """Issue 9's target: invalid-reply rate under 50% at greedy on at least 5 of the envs."""
+    """One line per target of :data:`GREEDY_GOALS`: on how many envs greedy replies meet it."""
     greedy = results.get("greedy")
     if greedy is None:
         return "greedy not measured"
-    below = sorted(e for e, s in greedy["summaries"].items() if s["invalid_action_rate"] < 0.5)
-    met = "met" if len(below) >= 5 else "MISSED"
-    return f"greedy invalid-reply rate < 50% on {len(below)} envs (target >= 5: {met}) {below}"
+    lines = []
+    for rate, envs in GREEDY_GOALS:
+        rates = greedy["summaries"].items()
+        below = sorted(e for e, s in rates if s["invalid_action_rate"] < rate)
+        met = "met" if len(below) >= envs else "MISSED"
+        lines.append(
+            f"greedy invalid-reply rate < {rate:.0%} on {len(below)} of {len(rates)} envs "
+            f"(target >= {envs}: {met}) {below}"
+        )
+    return "\n".join(lines)
 
 
 def save(out: Path, settings: dict[str, Any], results: dict[str, Any]) -> str:
@@ -308,7 +320,8 @@ def compare(out: Path, labels: list[str], markdown: bool = False) -> None:
     print(markdown_table(merged, envs) if markdown else format_tables(merged, envs))
     for label, run in runs.items():
         if any(policy in run["policies"] for policy in MODEL_POLICIES):
-            print(f"{label}: {run['goal']}")
+            for line in greedy_goal(run["policies"]).splitlines():
+                print(f"{label}: {line}")
 
 
 def markdown_table(results: dict[str, Any], envs: list[str]) -> str:

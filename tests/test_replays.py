@@ -4,7 +4,9 @@ The recordings in ``tests/data/replays`` were made by ``scripts/record_replays.p
 as they were before the text-game base class (issue 12), and the rewrite replayed them exactly: a
 scripted mix of oracle moves, random moves and invalid replies per seed. They were re-recorded
 once since, on purpose, when invalid-reply feedback began to quote the reply and replies stating
-one legal move in plain words began to be read (issue 9); valid moves were unaffected. Observations, rewards, flags and rendered frames must be
+one legal move in plain words began to be read (issue 9); valid moves were unaffected. The two
+Countdown recordings were re-recorded once more when its random policy began to draw among legal
+moves only (issue 19): its random moves changed, nothing else. Observations, rewards, flags and rendered frames must be
 identical. ``info`` is compared on the keys both have, and a recorded key may only be missing
 where the game now leaves it out on purpose (a value that was ``None`` on some steps, which
 vector envs cannot batch; see :data:`DROPPED_NONE_KEYS`).

@@ -58,7 +58,7 @@ def test_parser_defaults() -> None:
 
 
 def test_defaults_resolve_per_model_kind(monkeypatch: pytest.MonkeyPatch) -> None:
-    from trl_env.trl.training import _config as config_module
+    from trl_env.trl.training import _defaults as config_module
 
     monkeypatch.setattr(config_module, "_has_gpu", lambda: True)  # TRL's GPU defaults
     tiny = TrainConfig([ENV]).resolved()
@@ -84,6 +84,19 @@ def test_defaults_resolve_per_model_kind(monkeypatch: pytest.MonkeyPatch) -> Non
     assert custom.resolved().per_device_train_batch_size == 66
     assert custom.resolved().system_prompt is None
     assert TrainConfig([ENV]).resolved().output_dir.startswith("trl-env-runs")
+
+
+@pytest.mark.parametrize("pays", [True, False])
+def test_bf16_defaults_to_where_it_pays(monkeypatch: pytest.MonkeyPatch, pays: bool) -> None:
+    """bf16 is on for a real model where the machine has bf16 matmul units (a bf16 GPU, an AMX
+    CPU), never for the tiny model; an explicit value wins."""
+    from trl_env.trl.models import _bf16
+
+    monkeypatch.setattr(_bf16, "default_bf16", lambda: pays)
+    assert TrainConfig([ENV], model="m", lora=True).resolved().bf16 is pays
+    assert TrainConfig([ENV]).resolved().bf16 is False
+    assert TrainConfig([ENV], model="m", bf16=not pays).resolved().bf16 is (not pays)
+    assert TrainConfig([ENV], bf16=True).resolved().bf16 is True
 
 
 @pytest.mark.parametrize(

@@ -62,6 +62,10 @@ def bf16_autocast_active(device_type: str = "cpu") -> bool:
     )
 
 
+def _sharded(weight: torch.Tensor) -> bool:
+    return hasattr(weight, "ds_id") or type(weight.data) is not torch.Tensor
+
+
 def _key(weight: torch.Tensor) -> tuple[int, int]:
     return weight.data_ptr(), weight._version
 
@@ -87,11 +91,13 @@ class FrozenBF16Weights:
         self._copies: dict[int, tuple[tuple[int, int], torch.nn.Parameter]] = {}
 
     def _frozen_linears(self, model: torch.nn.Module) -> list[torch.nn.Linear]:
+        linears = [module for module in model.modules() if isinstance(module, torch.nn.Linear)]
+        if any(_sharded(module.weight) for module in linears):
+            return []  # DeepSpeed ZeRO-3 or FSDP's DTensor: their storage is not ours to swap
         return [
             module
-            for module in model.modules()
-            if isinstance(module, torch.nn.Linear)
-            and module.weight.dtype == torch.float32
+            for module in linears
+            if module.weight.dtype == torch.float32
             and not module.weight.requires_grad
             and module.weight.device.type == "cpu"
         ]

@@ -22,6 +22,7 @@ import torch
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
 from transformers.generation.utils import GenerateDecoderOnlyOutput
 
+from trl_env.trl.models._bf16 import FrozenBF16Weights, bf16_autocast_active
 from trl_env.trl.models._prefix_cache import PrefixCache
 
 __all__ = [
@@ -133,7 +134,8 @@ class TransformersGenerator:
             the same bfloat16 autocast as TRL's training forward). Accelerate already wraps a
             prepared model's ``forward`` in it, but a PEFT model's ``generate`` calls the base
             model's own ``forward``, so without this LoRA runs sampled in float32. ``None``: no
-            autocast.
+            autocast. Under bf16 autocast on a CPU, frozen weights are cast once, not per token
+            (:class:`~trl_env.trl.models._bf16.FrozenBF16Weights`, same numbers).
     """
 
     def __init__(
@@ -155,6 +157,7 @@ class TransformersGenerator:
         self.temperature = temperature
         self.reuse_kv_cache = reuse_kv_cache
         self.prefix_cache = PrefixCache()
+        self.frozen_bf16 = FrozenBF16Weights()
 
     def clear_cache(self) -> None:
         """Free the key/value states kept for the next call (see ``reuse_kv_cache``)."""
@@ -239,13 +242,15 @@ class TransformersGenerator:
             width = layout.input_ids.shape[1]
             recorder = _SampledLogprobs(width, self.temperature)
             cache_kwargs = {_CACHE_ARGUMENT: layout.cache} if layout.cache is not None else {}
-            output = model.generate(
-                input_ids=layout.input_ids.to(device),
-                attention_mask=layout.attention_mask.to(device),
-                generation_config=config,
-                logits_processor=LogitsProcessorList([recorder]),
-                **cache_kwargs,
-            )
+            bf16 = bf16_autocast_active("cpu") and device.type == "cpu"
+            with self.frozen_bf16.swapped_in(model) if bf16 else contextlib.nullcontext():
+                output = model.generate(
+                    input_ids=layout.input_ids.to(device),
+                    attention_mask=layout.attention_mask.to(device),
+                    generation_config=config,
+                    logits_processor=LogitsProcessorList([recorder]),
+                    **cache_kwargs,
+                )
             sequences = output.sequences if hasattr(output, "sequences") else output
             sampled = sequences[:, width:].cpu()
             if sampled.shape[1]:

@@ -21,52 +21,14 @@ from trl_env._configs import (
     seed_field,
     system_prompt_field,
 )
-from trl_env._demos import DEFAULT_SYSTEM_PROMPT
 from trl_env.trl._credit_modes import CREDITS, check_credit
+from trl_env.trl.training._defaults import run_defaults
 
 __all__ = ["AUTO", "EVAL_SEED", "SAVE_ROLLOUTS_UP_TO", "TrainConfig"]
 
 AUTO = "auto"
 """``system_prompt`` value meaning: the default of the model kind (tiny or not)."""
 
-_TINY_DEFAULTS: dict[str, Any] = {
-    "learning_rate": 1e-3,
-    "per_device_train_batch_size": 64,
-    "max_completion_length": 16,
-    "max_new_tokens_per_turn": 8,
-    "warm_start_steps": 600,
-    "max_steps": 400,
-    # A 2-layer model reads a prompt as little more than a bag of tokens: a long fixed system
-    # message only dilutes the few tokens that matter (and slows every step).
-    "system_prompt": None,
-}
-"""Settings of the built-in tiny model (no ``--model``), tuned on TextLargestNumber-v0 on a
-2-core CPU (see ``docs/learning.md``)."""
-
-_MODEL_DEFAULTS: dict[str, Any] = {
-    "learning_rate": 1e-6,
-    "per_device_train_batch_size": 8,
-    "max_completion_length": 1024,
-    "max_new_tokens_per_turn": MAX_NEW_TOKENS_PER_TURN,
-    "warm_start_steps": 0,
-    "max_steps": 500,
-    "system_prompt": "default",  # replaced by the rollout's DEFAULT_SYSTEM_PROMPT
-}
-"""Settings of a real model (``--model``): TRL's GRPO learning rate, room for reasoning."""
-
-_CPU_MODEL_DEFAULTS: dict[str, Any] = {
-    "max_completion_length": 256,
-    "max_new_tokens_per_turn": 32,
-    "max_steps": 100,
-}
-"""A real model without a GPU: a run that ends in about an hour (``benchmarks/grpo_step_profile.py``;
-at 256 tokens per turn, 1024 per episode, 500 steps SmolLM2-135M took ~17 hours on 2 cores).
-Short replies, the format every catalogue env asks for, fit in 32 tokens."""
-
-_LORA_LEARNING_RATE = 1e-5
-_CPU_LORA_LEARNING_RATE = 2e-4
-"""LoRA on a CPU: the learning rate of the recipe that learned (docs/real_models.md); with few
-steps, 1e-5 barely moves the adapters."""
 _CHECKPOINTS_PER_RUN = 10
 """With ``save_steps`` unset, a checkpoint every tenth of the run (a lost run loses <= 10%)."""
 
@@ -87,13 +49,6 @@ _AT_LEAST_1 = (
 _AT_LEAST_0 = "warm_start_steps save_steps eval_every eval_seed eval_samples"
 _COUNTS = dict.fromkeys(_AT_LEAST_1.split(), 1) | dict.fromkeys(_AT_LEAST_0.split(), 0)
 """The int settings and their smallest value (``None`` is allowed where it is the default)."""
-
-
-def _has_gpu() -> bool:
-    """Whether training will run on a CUDA GPU (the CPU defaults apply otherwise)."""
-    import torch
-
-    return bool(torch.cuda.is_available())
 
 
 def _help(text: str, **cli: Any) -> dict[str, Any]:
@@ -217,7 +172,14 @@ class TrainConfig:
     )
     lora_r: int = field(default=16, metadata=_help("LoRA rank."))
     lora_alpha: int = field(default=32, metadata=_help("LoRA alpha."))
-    bf16: bool = field(default=False, metadata=_help("Train in bfloat16 mixed precision."))
+    bf16: bool | None = field(
+        default=None,
+        metadata=_help(
+            "bfloat16 autocast for the training passes and the rollout's generation (default: "
+            "off for the tiny model; for a real model on with a CUDA GPU that supports it and on "
+            "CPUs with AMX/AVX-512 bf16 units)."
+        ),
+    )
     warm_start_steps: int | None = field(
         default=None,
         metadata=_help("Format-only SFT steps before RL (default 600 tiny model, else 0)."),
@@ -355,14 +317,7 @@ class TrainConfig:
 
     def resolved(self) -> TrainConfig:
         """A copy with every ``None`` default filled in (see the field helps)."""
-        defaults = dict(_TINY_DEFAULTS if self.uses_tiny_model else _MODEL_DEFAULTS)
-        if defaults["system_prompt"] == "default":
-            defaults["system_prompt"] = DEFAULT_SYSTEM_PROMPT
-        on_cpu = not _has_gpu()
-        if not self.uses_tiny_model and on_cpu:
-            defaults.update(_CPU_MODEL_DEFAULTS)
-        if self.lora and not self.uses_tiny_model:
-            defaults["learning_rate"] = _CPU_LORA_LEARNING_RATE if on_cpu else _LORA_LEARNING_RATE
+        defaults = run_defaults(tiny_model=self.uses_tiny_model, lora=self.lora)
         values = asdict(self)
         for name, default in defaults.items():
             if values[name] is (AUTO if name == "system_prompt" else None):

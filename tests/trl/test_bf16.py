@@ -1,0 +1,153 @@
+"""Frozen weights held in bfloat16 during generation under CPU bf16 autocast: same numbers, the
+model left as it was, and copies rebuilt when a frozen weight changes."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+import pytest
+import torch
+
+from trl_env.trl.models import build_tiny_model, load_model_and_tokenizer
+from trl_env.trl.models._bf16 import FrozenBF16Weights, bf16_autocast_active
+
+from .test_generation import make_generator
+
+peft = pytest.importorskip("peft")
+
+
+def bf16_autocast() -> torch.autocast:
+    return torch.autocast("cpu", dtype=torch.bfloat16)
+
+
+@pytest.fixture
+def lora_model(tmp_path):
+    """The tiny model with LoRA adapters (frozen float32 base, trainable adapters) and its
+    tokenizer; the adapters are nudged off zero so they change the output."""
+    model, tokenizer = load_model_and_tokenizer(build_tiny_model(tmp_path / "tiny"))
+    config = peft.LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated")
+        model = peft.get_peft_model(model, config)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "lora_B" in name:
+                parameter.normal_(std=0.05)
+    return model.eval(), tokenizer
+
+
+def frozen_linears(model) -> list[torch.nn.Linear]:
+    return [
+        m for m in model.modules() if isinstance(m, torch.nn.Linear) and not m.weight.requires_grad
+    ]
+
+
+def test_autocast_probe() -> None:
+    assert not bf16_autocast_active()
+    with bf16_autocast():
+        assert bf16_autocast_active()
+    with torch.autocast("cpu", dtype=torch.float16):
+        assert not bf16_autocast_active()
+
+
+def test_logits_are_bitwise_those_of_plain_autocast(lora_model) -> None:
+    model, _ = lora_model
+    ids = torch.randint(5, 200, (3, 17))
+    weights = FrozenBF16Weights()
+    with torch.no_grad(), bf16_autocast():
+        expected = model(input_ids=ids).logits
+        with weights.swapped_in(model):
+            swapped = model(input_ids=ids).logits
+    assert torch.equal(expected, swapped)
+
+
+def test_model_is_restored_and_only_frozen_linears_are_swapped(lora_model) -> None:
+    model, _ = lora_model
+    base = model.get_base_model()
+    before = {name: (p, p.dtype) for name, p in model.named_parameters()}
+    tied = base.lm_head.weight is base.get_input_embeddings().weight
+    weights = FrozenBF16Weights()
+    with bf16_autocast(), weights.swapped_in(model):
+        swapped = frozen_linears(model)
+        assert swapped and all(m.weight.dtype == torch.bfloat16 for m in swapped)
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        assert trainable and all(p.dtype == torch.float32 for p in trainable)
+        # A tied lm_head gets its own copy: the input embedding stays float32.
+        assert base.get_input_embeddings().weight.dtype == torch.float32
+    after = {name: (p, p.dtype) for name, p in model.named_parameters()}
+    assert after.keys() == before.keys()
+    assert all(after[name][0] is before[name][0] for name in before)  # the same tensors
+    assert all(after[name][1] == before[name][1] for name in before)
+    assert (base.lm_head.weight is base.get_input_embeddings().weight) == tied
+
+
+def test_model_is_restored_when_the_body_raises(lora_model) -> None:
+    model, _ = lora_model
+    originals = [m.weight for m in frozen_linears(model)]
+    with pytest.raises(RuntimeError, match="boom"), FrozenBF16Weights().swapped_in(model):
+        raise RuntimeError("boom")
+    assert [m.weight for m in frozen_linears(model)] == originals
+
+
+def test_copies_are_reused_and_rebuilt_when_a_frozen_weight_changes(lora_model) -> None:
+    model, _ = lora_model
+    layer = frozen_linears(model)[0]
+    weights = FrozenBF16Weights()
+    with weights.swapped_in(model):
+        first = layer.weight
+    with weights.swapped_in(model):
+        assert layer.weight is first  # cast once, not per call
+    with torch.no_grad():
+        layer.weight.add_(1.0)  # an in-place edit moves the version counter
+    with weights.swapped_in(model):
+        assert layer.weight is not first
+        assert torch.equal(layer.weight, layer.weight.float().to(torch.bfloat16))
+        rebuilt = layer.weight
+    with torch.no_grad():
+        assert torch.equal(rebuilt.float(), layer.weight.to(torch.bfloat16).float())
+    weights.clear()
+    with weights.swapped_in(model):
+        assert layer.weight is not rebuilt
+
+
+def test_generator_samples_the_same_under_bf16_autocast(lora_model, monkeypatch) -> None:
+    """The generator swaps the copies in under CPU bf16 autocast; tokens and log-probs are those
+    of plain autocast (the swap disabled), and the model is float32 again afterwards."""
+    model, tokenizer = lora_model
+    prompts = [
+        tokenizer.encode("<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"),
+        tokenizer.encode(
+            "<|im_start|>user\nsomething longer here<|im_end|>\n<|im_start|>assistant\n"
+        ),
+    ]
+    runs = []
+    for swap in (True, False):
+        generator = make_generator(model, tokenizer, autocast=bf16_autocast)
+        seen: list[torch.dtype] = []
+        hook = frozen_linears(model)[0].register_forward_pre_hook(
+            lambda module, args, seen=seen: seen.append(module.weight.dtype)
+        )
+        if not swap:
+            monkeypatch.setattr(
+                generator.frozen_bf16, "swapped_in", lambda model: contextlib.nullcontext()
+            )
+        try:
+            torch.manual_seed(1)
+            runs.append(generator.generate(prompts, max_new_tokens=8))
+        finally:
+            hook.remove()
+        assert set(seen) == {torch.bfloat16 if swap else torch.float32}
+    assert runs[0] == runs[1]
+    assert all(m.weight.dtype == torch.float32 for m in frozen_linears(model))
+
+
+def test_sharded_weights_are_left_alone(lora_model) -> None:
+    """DeepSpeed ZeRO-3 marks its partitioned parameters with ``ds_id``; their storage is not
+    ours to swap, so nothing in such a model is."""
+    model, _ = lora_model
+    frozen_linears(model)[0].weight.ds_id = 0
+    originals = [m.weight for m in frozen_linears(model)]
+    with bf16_autocast(), FrozenBF16Weights().swapped_in(model):
+        assert [m.weight for m in frozen_linears(model)] == originals
