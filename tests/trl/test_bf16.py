@@ -151,3 +151,39 @@ def test_sharded_weights_are_left_alone(lora_model) -> None:
     originals = [m.weight for m in frozen_linears(model)]
     with bf16_autocast(), FrozenBF16Weights().swapped_in(model):
         assert [m.weight for m in frozen_linears(model)] == originals
+
+
+def test_parametrized_weights_are_left_alone(lora_model) -> None:
+    """A parametrized weight (``nn.utils.parametrize``) is computed, not stored: not swapped."""
+    model, _ = lora_model
+    layer = frozen_linears(model)[0]
+    torch.nn.utils.parametrize.register_parametrization(layer, "weight", torch.nn.Identity())
+    with bf16_autocast(), FrozenBF16Weights().swapped_in(model):
+        assert layer.weight.dtype == torch.float32
+        assert any(m.weight.dtype == torch.bfloat16 for m in frozen_linears(model))
+
+
+def test_a_dora_model_is_left_alone(tmp_path) -> None:
+    """DoRA reads its base weight's norm from the weight itself: a copy would change it."""
+    model, _ = load_model_and_tokenizer(build_tiny_model(tmp_path / "tiny"))
+    config = peft.LoraConfig(
+        r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM", use_dora=True
+    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated")
+        model = peft.get_peft_model(model, config)
+    with bf16_autocast(), FrozenBF16Weights().swapped_in(model):
+        assert all(m.weight.dtype == torch.float32 for m in frozen_linears(model))
+
+
+def test_clear_cache_drops_the_copies(lora_model) -> None:
+    """An edit through ``.data`` (peft's merge_adapter) moves no version counter: the generator's
+    clear_cache() is the way to drop the copies, as after any weight change."""
+    model, tokenizer = lora_model
+    generator = make_generator(model, tokenizer, autocast=bf16_autocast)
+    layer = frozen_linears(model)[0]
+    with generator.frozen_bf16.swapped_in(model):
+        first = layer.weight
+    generator.clear_cache()
+    with generator.frozen_bf16.swapped_in(model):
+        assert layer.weight is not first

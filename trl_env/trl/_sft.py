@@ -282,7 +282,7 @@ def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
     final = output / "final"
     trainer.save_model(str(final))
     tokenizer.save_pretrained(str(final))
-    settings = {**asdict(cfg), "model": base, "rows": len(rows)}
+    settings = {**asdict(cfg), "model": base, "rows": len(rows), "bf16": bool(args.bf16)}
     (output / SFT_RUN_CONFIG).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     result = SFTResult(
         output_dir=output,

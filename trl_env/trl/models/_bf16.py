@@ -15,14 +15,16 @@ both cases), and the activations it meets are cast as before. Only the repeated 
 A tied ``lm_head`` gets a bfloat16 parameter of its own while inside, so the input embedding (the
 same float32 tensor) still feeds the residual stream in float32, as under plain autocast.
 
-Copies are rebuilt when a weight changes (its storage or version counter moves), so a frozen weight
-that is reloaded or edited in place is picked up; weights that require a gradient (LoRA adapters,
-or every weight in full fine-tuning) are never copied.
+Copies are rebuilt when a weight is replaced or edited in place through the tensor (its version
+counter moves); an edit through ``.data`` is not seen (call ``clear``). Weights that require a
+gradient (LoRA adapters, or every weight in full fine-tuning) are never copied, and a model with
+DoRA layers or sharded weights is left alone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,8 +37,9 @@ __all__ = ["FrozenBF16Weights", "bf16_autocast_active", "default_bf16"]
 def default_bf16() -> bool:
     """Whether bfloat16 autocast pays here: a CUDA GPU with bf16, or a CPU with bf16 matmul units.
 
-    On CPUs with ``amx_bf16`` (or ``avx512_bf16``) oneDNN runs bf16 matmuls in hardware, several
-    times faster than float32; elsewhere bf16 on a CPU is emulated and slower.
+    On CPUs with ``amx_bf16`` (or ``avx512_bf16``) oneDNN runs bf16 matmuls in hardware (the
+    training part of a LoRA GRPO step of SmolLM2 took 1.54x less time on an AMX CPU,
+    ``benchmarks/grpo_step_profile.py``); elsewhere bf16 on a CPU is emulated and slower.
     """
     if torch.cuda.is_available():
         return bool(torch.cuda.is_bf16_supported())
@@ -66,12 +69,21 @@ def _sharded(weight: torch.Tensor) -> bool:
     return hasattr(weight, "ds_id") or type(weight.data) is not torch.Tensor
 
 
-def _key(weight: torch.Tensor) -> tuple[int, int]:
-    return weight.data_ptr(), weight._version
+def _uses_dora(model: torch.nn.Module) -> bool:
+    """Whether a peft DoRA layer is in ``model`` (it reads its base weight's norm itself, from the
+    weight as it finds it: a bfloat16 copy would change its numbers)."""
+    return any(
+        isinstance(getattr(module, "use_dora", None), dict) and any(module.use_dora.values())
+        for module in model.modules()
+    )
 
 
 class FrozenBF16Weights:
     """bfloat16 copies of a model's frozen float32 linear weights, swapped in on request.
+
+    A copy is made again when its weight is replaced or edited in place through the tensor (its
+    version counter moves). Edits through ``.data`` (peft's ``merge_adapter`` does them) do not
+    move the counter: call :meth:`clear` after them (``TransformersGenerator.clear_cache`` does).
 
     Example:
         >>> layer = torch.nn.Linear(4, 4).requires_grad_(False)
@@ -87,31 +99,34 @@ class FrozenBF16Weights:
     """
 
     def __init__(self) -> None:
-        # id(module) -> (key of the float32 weight it was made from, the bfloat16 parameter)
-        self._copies: dict[int, tuple[tuple[int, int], torch.nn.Parameter]] = {}
+        # id(module) -> (the float32 weight, its version then, the bfloat16 copy); the weight is
+        # held weakly and compared by identity, so a reused id() or storage never matches.
+        self._copies: dict[int, tuple[weakref.ref[Any], int, torch.nn.Parameter]] = {}
 
     def _frozen_linears(self, model: torch.nn.Module) -> list[torch.nn.Linear]:
         linears = [module for module in model.modules() if isinstance(module, torch.nn.Linear)]
-        if any(_sharded(module.weight) for module in linears):
-            return []  # DeepSpeed ZeRO-3 or FSDP's DTensor: their storage is not ours to swap
+        if _uses_dora(model) or any(_sharded(module.weight) for module in linears):
+            # DeepSpeed ZeRO-3, FSDP's DTensor: their storage is not ours to swap.
+            return []
         return [
             module
             for module in linears
-            if module.weight.dtype == torch.float32
+            # A registered Parameter (not a parametrization, not an FSDP view) that is frozen.
+            if isinstance(module._parameters.get("weight"), torch.nn.Parameter)
+            and module._parameters["weight"] is module.weight
+            and module.weight.dtype == torch.float32
             and not module.weight.requires_grad
             and module.weight.device.type == "cpu"
         ]
 
     def _copy_for(self, module: torch.nn.Linear) -> torch.nn.Parameter:
-        key = _key(module.weight)
+        weight = module.weight
         cached = self._copies.get(id(module))
-        if cached is None or cached[0] != key:
-            copy = torch.nn.Parameter(
-                module.weight.detach().to(torch.bfloat16), requires_grad=False
-            )
-            cached = (key, copy)
+        if cached is None or cached[0]() is not weight or cached[1] != weight._version:
+            copy = torch.nn.Parameter(weight.detach().to(torch.bfloat16), requires_grad=False)
+            cached = (weakref.ref(weight), weight._version, copy)
             self._copies[id(module)] = cached
-        return cached[1]
+        return cached[2]
 
     @contextlib.contextmanager
     def swapped_in(self, model: torch.nn.Module) -> Iterator[None]:
@@ -121,16 +136,17 @@ class FrozenBF16Weights:
         a bfloat16 weight and ``F.linear`` raises.
         """
         modules = self._frozen_linears(model)
-        originals: list[tuple[torch.nn.Linear, Any]] = []
+        originals: list[tuple[torch.nn.Linear, torch.nn.Parameter]] = []
         try:
             for module in modules:
                 copy = self._copy_for(module)
-                originals.append((module, module.weight))
-                module.weight = copy
+                originals.append((module, module._parameters["weight"]))
+                module._parameters["weight"] = copy
             yield
         finally:
+            # Plain dict writes: they cannot fail, so every original goes back.
             for module, weight in reversed(originals):
-                module.weight = weight
+                module._parameters["weight"] = weight
         live = {id(module) for module in modules}
         for stale in set(self._copies) - live:
             del self._copies[stale]

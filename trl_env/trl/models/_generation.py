@@ -160,8 +160,10 @@ class TransformersGenerator:
         self.frozen_bf16 = FrozenBF16Weights()
 
     def clear_cache(self) -> None:
-        """Free the key/value states kept for the next call (see ``reuse_kv_cache``)."""
+        """Free the key/value states kept for the next call (see ``reuse_kv_cache``) and the
+        bfloat16 copies of frozen weights (call it after changing weights through ``.data``)."""
         self.prefix_cache.clear()
+        self.frozen_bf16.clear()
 
     @classmethod
     def from_trainer(cls, trainer: Any) -> TransformersGenerator:

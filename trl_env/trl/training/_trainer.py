@@ -98,7 +98,7 @@ def _grpo_args(cfg: TrainConfig) -> Any:
     return GRPOConfig(
         output_dir=str(cfg.output_dir),
         use_cpu=on_cpu,
-        bf16=cfg.bf16,
+        bf16=_resolved(cfg.bf16, "bf16"),
         # Gradient checkpointing stays on (TRL's default) on a CPU too: without it, one 16-episode
         # step of SmolLM2-135M on TextGuessNumber-v0 (up to 512 completion tokens each) took
         # over 24 GB and was killed.
