@@ -37,6 +37,7 @@ import select
 import subprocess
 import sys
 import threading
+import time
 from typing import Any, ClassVar
 
 __all__ = ["ScorerError", "ScorerPool", "ScorerTimeout"]
@@ -88,11 +89,12 @@ class _Worker:
             errors="replace",
         )
         self.recent: set[str] = set()  # problems this worker has generated (affinity)
-        self._read(_STARTUP_SECONDS)
+        self._read(_STARTUP_SECONDS, time.monotonic())
 
-    def _read(self, seconds: float) -> dict[str, Any]:
+    def _read(self, seconds: float, sent: float) -> dict[str, Any]:
         assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], seconds)
+        remaining = max(0.0, sent + seconds - time.monotonic())
+        ready, _, _ = select.select([self.process.stdout], [], [], remaining)
         if not ready:
             self.kill()
             raise ScorerTimeout(seconds)
@@ -100,16 +102,21 @@ class _Worker:
         if not line:
             code = self.process.wait()
             raise ScorerError("WorkerDied", f"the scorer process exited with code {code}")
+        # The limit runs from the request, not from the wait: a reply that was already waiting
+        # when this process got the CPU back (a busy machine) may still be late.
+        if time.monotonic() - sent > seconds:
+            raise ScorerTimeout(seconds)
         return dict(json.loads(line))
 
     def call(self, request: dict[str, Any], seconds: float) -> dict[str, Any]:
         assert self.process.stdin is not None
+        sent = time.monotonic()
         try:
             self.process.stdin.write(json.dumps(request) + "\n")
             self.process.stdin.flush()
         except (BrokenPipeError, OSError) as error:
             raise ScorerError("WorkerDied", str(error)) from error
-        return self._read(seconds)
+        return self._read(seconds, sent)
 
     @property
     def alive(self) -> bool:
