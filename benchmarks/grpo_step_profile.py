@@ -59,15 +59,6 @@ SETTINGS: dict[str, dict[str, bool]] = {
 }
 
 
-def cpu_has_amx_bf16() -> bool:
-    """Whether this CPU runs bf16 matmuls in hardware (``amx_bf16`` or ``avx512_bf16``)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
-
-
 def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, Any]:
     """Train ``--steps`` + 1 steps under setting ``name``; mean seconds of the last ``--steps``."""
     import torch
@@ -173,7 +164,9 @@ def main() -> None:
 
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", str(os.cpu_count() or 2))))
     model_dir = resolve_model(args.model)
-    if not cpu_has_amx_bf16():
+    from trl_env.trl.models._bf16 import default_bf16  # the library's own test
+
+    if not default_bf16():
         print(
             "this CPU has no amx_bf16/avx512_bf16: bf16 would be emulated, skipping the bf16 settings"
         )
