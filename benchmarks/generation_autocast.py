@@ -7,11 +7,12 @@ both ways: SmolLM2-135M-Instruct with fresh LoRA adapters (r 16, all linear laye
 300-token prompt, 6 turns of at most 8 sampled tokens, each turn followed by 40 "env" tokens, as
 trl-env's rollout feeds ``TransformersGenerator`` (KV cache reused across turns).
 
-A third line times bf16 autocast as it ran before ``TransformersGenerator`` held the frozen base
-weights in bfloat16 (autocast then re-cast them to bfloat16 at every decode step; see
-``trl_env/trl/models/_bf16.py``).
+The middle lines time bf16 autocast as it ran before ``TransformersGenerator`` held the frozen
+base weights in bfloat16 (autocast then re-cast them to bfloat16 at every decode step), and with
+those bfloat16 copies but the LoRA adapters run as their own small matmuls instead of folded into
+the copies (see ``trl_env/trl/models/_bf16.py``).
 
-Prints the three times and, as its last line, one JSON object with ``before_s`` (float32),
+Prints the four times and, as its last line, one JSON object with ``before_s`` (float32),
 ``after_s`` (bf16 autocast) and ``ratio``.
 
 Run:
@@ -64,6 +65,7 @@ def main() -> None:
     from transformers import AutoModelForCausalLM, GenerationConfig
 
     from trl_env.trl import TransformersGenerator
+    from trl_env.trl.models._bf16 import FrozenBF16Weights
 
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", str(os.cpu_count() or 2))))
     model = AutoModelForCausalLM.from_pretrained(resolve_model(args.model))
@@ -77,18 +79,21 @@ def main() -> None:
     def bf16():
         return torch.autocast("cpu", dtype=torch.bfloat16)
 
-    for name, autocast, frozen_in_bf16 in (
-        ("float32", None, False),
-        ("bf16 autocast, frozen weights cast per token", bf16, False),
-        ("bf16 autocast", bf16, True),
+    for name, autocast, frozen in (
+        ("float32", None, None),
+        ("bf16 autocast, frozen weights cast per token", bf16, None),
+        ("bf16 autocast, frozen copies, LoRA unmerged", bf16, FrozenBF16Weights(merge_lora=False)),
+        ("bf16 autocast", bf16, FrozenBF16Weights()),
     ):
         generator = TransformersGenerator(
             model, pad_token_id=0, eos_token_ids=[2], generation_config=config, autocast=autocast
         )
-        if not frozen_in_bf16:  # what generation did before FrozenBF16Weights
+        if frozen is None:  # what generation did before FrozenBF16Weights
             generator.frozen_bf16.swapped_in = lambda model: contextlib.nullcontext()
+        else:
+            generator.frozen_bf16 = frozen
         seconds[name] = time_turns(generator, args.rows, args.turns, seed=0)
-        print(f"{name:44s} {seconds[name]:6.2f} s for {args.turns} turns of {args.rows} rows")
+        print(f"{name:46s} {seconds[name]:6.2f} s for {args.turns} turns of {args.rows} rows")
     before, after = seconds["float32"], seconds["bf16 autocast"]
     print(json.dumps({"before_s": round(before, 2), "after_s": round(after, 2),
                       "ratio": round(before / after, 2)}))  # fmt: skip

@@ -11,7 +11,11 @@ only in what the CPU defaults change:
 * ``after``: what ``trl-env train`` does on a CPU with bf16 units (``amx_bf16``/``avx512_bf16``,
   where oneDNN runs bf16 matmuls in hardware): gradient checkpointing kept on, bfloat16 autocast
   for the training passes and the rollout's generation, which holds the frozen LoRA base weights
-  in bfloat16 instead of re-casting them at every decode step.
+  in bfloat16 with the adapters folded in instead of re-casting them at every decode step; and
+  trl-env's trainer (``TurnCreditGRPOTrainer``, ``credit="episode"``: TRL's loss), whose training
+  forward projects only the model's own tokens through the LM head.
+
+The other settings train with TRL's ``GRPOTrainer`` itself.
 
 Each setting plays the same tasks (same seeds); the first step of each pays one-off costs and is
 left out. A step is split into generation (inside ``generate``), env (the rest of the rollout)
@@ -57,6 +61,8 @@ SETTINGS: dict[str, dict[str, bool]] = {
     "bf16-no-checkpointing": {"activation_checkpointing": False, "bf16": True},
     "after": {"activation_checkpointing": True, "bf16": True},  # trl-env train's CPU default
 }
+TRL_ENV_TRAINER = {"after"}
+"""Settings trained with trl-env's trainer (the rest with TRL's ``GRPOTrainer``)."""
 
 
 def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, Any]:
@@ -65,6 +71,8 @@ def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, An
     from peft import LoraConfig
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
+
+    from trl_env.trl import TurnCreditGRPOTrainer
 
     rollout = TimedRollout(args)
     rows: list[dict[str, float]] = []
@@ -97,11 +105,14 @@ def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, An
         disable_tqdm=True, **SETTINGS[name],
     )  # fmt: skip
     dataset = trl_env.make_dataset(args.env, (args.steps + 1) * args.batch_size, seed=args.seed)
-    trainer = GRPOTrainer(
+    trainer_class, credit = GRPOTrainer, {}
+    if name in TRL_ENV_TRAINER:
+        trainer_class, credit = TurnCreditGRPOTrainer, {"credit": "episode"}
+    trainer = trainer_class(
         model=model_dir, reward_funcs=trl_env.env_reward, args=config, train_dataset=dataset,
         rollout_func=rollout, callbacks=[Recorder()],
         peft_config=LoraConfig(r=16, lora_alpha=32, target_modules="all-linear",
-                               task_type="CAUSAL_LM"),
+                               task_type="CAUSAL_LM"), **credit,
     )  # fmt: skip
     torch.manual_seed(args.seed)
     trainer.train()
@@ -113,7 +124,8 @@ def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, An
 
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB on Linux
     return {
-        "setting": name, **SETTINGS[name], **mean, "steps": len(measured), "bf16_gap": gap,
+        "setting": name, **SETTINGS[name], "trainer": type(trainer).__name__, **mean,
+        "steps": len(measured), "bf16_gap": gap,
         "peak_memory_gb": round(peak_gb, 2),
     }  # fmt: skip
 

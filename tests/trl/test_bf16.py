@@ -1,5 +1,6 @@
-"""Frozen weights held in bfloat16 during generation under CPU bf16 autocast: same numbers, the
-model left as it was, and copies rebuilt when a frozen weight changes."""
+"""Frozen weights held in bfloat16 during generation under CPU bf16 autocast: same numbers (LoRA
+adapters folded in: within bfloat16 rounding), the model left as it was, and copies rebuilt when a
+frozen weight or an adapter changes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ import pytest
 import torch
 
 from trl_env.trl.models import build_tiny_model, load_model_and_tokenizer
-from trl_env.trl.models._bf16 import FrozenBF16Weights, bf16_autocast_active
+from trl_env.trl.models._bf16 import (
+    FrozenBF16Weights,
+    bf16_autocast_active,
+    skip_redundant_lora_input_casts,
+)
 
 from .test_generation import make_generator
 
@@ -52,15 +57,101 @@ def test_autocast_probe() -> None:
         assert not bf16_autocast_active()
 
 
+def lora_layers(model) -> list:
+    return [m for m in model.modules() if hasattr(m, "lora_A") and hasattr(m, "base_layer")]
+
+
 def test_logits_are_bitwise_those_of_plain_autocast(lora_model) -> None:
+    """Without merging, only the repeated cast goes: bitwise the same logits."""
     model, _ = lora_model
     ids = torch.randint(5, 200, (3, 17))
-    weights = FrozenBF16Weights()
+    weights = FrozenBF16Weights(merge_lora=False)
     with torch.no_grad(), bf16_autocast():
         expected = model(input_ids=ids).logits
         with weights.swapped_in(model):
             swapped = model(input_ids=ids).logits
     assert torch.equal(expected, swapped)
+
+
+def test_merged_adapters_give_the_adapted_logits_within_bf16_rounding(lora_model) -> None:
+    """Folding the adapters into the bfloat16 weight moves the logits by about bfloat16's own
+    rounding: far less than the adapters' effect, and no more than plain autocast's distance
+    from float32."""
+    model, _ = lora_model
+    ids = torch.randint(5, 200, (3, 17))
+    with torch.no_grad():
+        exact = model(input_ids=ids).logits.float()  # float32, adapters unmerged
+        with model.disable_adapter():
+            base = model(input_ids=ids).logits.float()
+        with bf16_autocast():
+            autocast = model(input_ids=ids).logits.float()
+            with FrozenBF16Weights().swapped_in(model):
+                merged = model(input_ids=ids).logits.float()
+    adapter_effect = (exact - base).abs().max()
+    assert adapter_effect > 0.05
+    assert (merged - exact).abs().max() < adapter_effect / 4
+    assert (merged - exact).abs().mean() <= 2 * (autocast - exact).abs().mean()
+
+
+def test_merged_layers_skip_their_adapters_and_are_restored(lora_model) -> None:
+    model, _ = lora_model
+    calls: list[str] = []
+    layers = lora_layers(model)
+    hooks = [
+        layer.lora_A["default"].register_forward_hook(lambda *_: calls.append("A"))
+        for layer in layers
+    ]
+    ids = torch.randint(5, 200, (2, 9))
+    try:
+        with torch.no_grad(), bf16_autocast():
+            with FrozenBF16Weights().swapped_in(model):
+                assert all(layer.disable_adapters for layer in layers)
+                model(input_ids=ids)
+            assert calls == []
+            with pytest.raises(RuntimeError, match="boom"), FrozenBF16Weights().swapped_in(model):
+                raise RuntimeError("boom")
+            assert not any(layer.disable_adapters for layer in layers)
+            model(input_ids=ids)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    assert len(calls) == len(layers)  # unmerged again after the context
+
+
+def test_a_merged_copy_follows_its_adapters_even_without_a_version_bump(lora_model) -> None:
+    """Fused optimizers update in place without moving the version counter (an edit through
+    ``.data`` does the same): the copy is rebuilt from the sampled values."""
+    model, _ = lora_model
+    layer = lora_layers(model)[0]
+    weights = FrozenBF16Weights()
+    with weights.swapped_in(model):
+        first = layer.base_layer.weight
+    with weights.swapped_in(model):
+        assert layer.base_layer.weight is first  # merged once, not per call
+    version = layer.lora_B["default"].weight._version
+    layer.lora_B["default"].weight.data.add_(0.5)
+    assert layer.lora_B["default"].weight._version == version
+    with weights.swapped_in(model):
+        assert layer.base_layer.weight is not first
+        expected = layer.base_layer.weight.float()
+    with torch.no_grad():
+        merged = layer.base_layer.weight + layer.get_delta_weight("default")
+    assert torch.equal(expected, merged.to(torch.bfloat16).float())
+
+
+def test_layers_with_active_dropout_run_unmerged(tmp_path) -> None:
+    """In train mode a LoRA dropout draws a mask per call: folding the adapter in would drop it."""
+    model, _ = load_model_and_tokenizer(build_tiny_model(tmp_path / "tiny"))
+    config = peft.LoraConfig(
+        r=4, lora_alpha=8, lora_dropout=0.1, target_modules="all-linear", task_type="CAUSAL_LM"
+    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated")
+        model = peft.get_peft_model(model, config)
+    with FrozenBF16Weights().swapped_in(model.train()):
+        assert not any(layer.disable_adapters for layer in lora_layers(model))
+    with FrozenBF16Weights().swapped_in(model.eval()):
+        assert all(layer.disable_adapters for layer in lora_layers(model))
 
 
 def test_model_is_restored_and_only_frozen_linears_are_swapped(lora_model) -> None:
@@ -94,7 +185,7 @@ def test_model_is_restored_when_the_body_raises(lora_model) -> None:
 def test_copies_are_reused_and_rebuilt_when_a_frozen_weight_changes(lora_model) -> None:
     model, _ = lora_model
     layer = frozen_linears(model)[0]
-    weights = FrozenBF16Weights()
+    weights = FrozenBF16Weights(merge_lora=False)  # the plain cast (merged copies: below)
     with weights.swapped_in(model):
         first = layer.weight
     with weights.swapped_in(model):
@@ -125,6 +216,7 @@ def test_generator_samples_the_same_under_bf16_autocast(lora_model, monkeypatch)
     runs = []
     for swap in (True, False):
         generator = make_generator(model, tokenizer, autocast=bf16_autocast)
+        generator.frozen_bf16 = FrozenBF16Weights(merge_lora=False)  # bitwise; merging: above
         seen: list[torch.dtype] = []
         hook = frozen_linears(model)[0].register_forward_pre_hook(
             lambda module, args, seen=seen: seen.append(module.weight.dtype)
@@ -187,3 +279,42 @@ def test_clear_cache_drops_the_copies(lora_model) -> None:
     generator.clear_cache()
     with generator.frozen_bf16.swapped_in(model):
         assert layer.weight is not first
+
+
+def test_skipping_lora_input_casts_is_exact_under_autocast_with_checkpointing(lora_model) -> None:
+    """Same logits and gradients bitwise, through gradient checkpointing's recomputation."""
+    model, _ = lora_model
+    model.train()
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=r".*gradient.checkpointing", category=FutureWarning
+        )
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model.enable_input_require_grads()
+    ids = torch.randint(5, 200, (3, 40))
+
+    def run() -> tuple[torch.Tensor, list[torch.Tensor]]:
+        model.zero_grad()
+        with bf16_autocast():
+            logits = model(input_ids=ids).logits.float()
+        logits.logsumexp(-1).mean().backward()
+        return logits.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    expected, expected_grads = run()
+    assert skip_redundant_lora_input_casts(model) == len(lora_layers(model)) > 0
+    assert not any(layer.cast_input_dtype_enabled for layer in lora_layers(model))
+    got, grads = run()
+    assert torch.equal(got, expected)
+    assert len(grads) == len(expected_grads) > 0
+    assert all(torch.equal(a, b) for a, b in zip(grads, expected_grads, strict=True))
+
+
+def test_lora_input_casts_stay_where_the_base_weights_are_not_float32(lora_model) -> None:
+    """A bfloat16 base model's activations meet float32 adapters without autocast: peft's cast
+    is needed there."""
+    model, _ = lora_model
+    layer = lora_layers(model)[0]
+    layer.get_base_layer().to(torch.bfloat16)
+    skip_redundant_lora_input_casts(model)
+    assert getattr(layer, "cast_input_dtype_enabled", True)
+    assert not any(other.cast_input_dtype_enabled for other in lora_layers(model)[1:])

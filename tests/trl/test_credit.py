@@ -363,6 +363,7 @@ def test_episode_credit_is_plain_grpo(tiny_model_dir: str, tmp_path: Path) -> No
     rewards = [[-0.1, 0.0, 1.0], [0.0, 0.0, 0.0]]
     plain = make_trainer(GRPOTrainer, tiny_model_dir, tmp_path, rewards)
     ours = make_trainer(TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, rewards, credit="episode")
+    ours.score_only_model_tokens = False  # bitwise; scoring the model's tokens only: its own test
     torch.manual_seed(0)
     expected = scored(plain)
     torch.manual_seed(0)

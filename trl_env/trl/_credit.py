@@ -67,6 +67,8 @@ from accelerate.utils import gather_object
 from trl import GRPOTrainer
 
 from trl_env.trl._credit_modes import CREDITS, check_credit
+from trl_env.trl._model_token_scoring import ModelTokenScoring
+from trl_env.trl.models._bf16 import skip_redundant_lora_input_casts
 
 __all__ = [
     "CREDITS",
@@ -260,10 +262,15 @@ def turn_advantages(
     return advantages.to(loss_mask.device)
 
 
-class TurnCreditGRPOTrainer(GRPOTrainer):
+class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
     """TRL's ``GRPOTrainer`` with a choice of credit assignment: per episode or per turn.
 
-    With ``credit="episode"`` it is ``GRPOTrainer``, unchanged. With ``credit="turn"`` it replaces
+    With ``credit="episode"`` it is ``GRPOTrainer``'s loss (up to float rounding: its training
+    forward scores only the model's own tokens, see
+    :class:`~trl_env.trl._model_token_scoring.ModelTokenScoring`; bitwise with
+    ``score_only_model_tokens = False``; with ``bf16`` its LoRA layers skip peft's redundant
+    input casts, bitwise the same numbers: :func:`~trl_env.trl.models._bf16.skip_redundant_lora_input_casts`).
+    With ``credit="turn"`` it replaces
     the ``(B,)`` episode advantages by the ``(B, T)`` token advantages of :func:`turn_advantages`
     (``GRPOTrainer._compute_loss`` accepts both shapes); everything else (sampling, log-probs,
     clipping, loss types, LoRA, checkpoints and resuming, ``accelerate``) is TRL's.
@@ -298,6 +305,8 @@ class TurnCreditGRPOTrainer(GRPOTrainer):
     def __init__(self, *args: Any, credit: str = "turn", gamma: float = 1.0, **kwargs: Any) -> None:
         check_credit(credit, gamma)
         super().__init__(*args, **kwargs)
+        if self.args.bf16:  # exact, and two activation copies fewer per LoRA layer
+            skip_redundant_lora_input_casts(self.model)
         self.credit = credit
         self.gamma = float(gamma)
         self._terminal_only_said: set[str] = set()

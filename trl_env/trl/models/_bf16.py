@@ -15,8 +15,19 @@ both cases), and the activations it meets are cast as before. Only the repeated 
 A tied ``lm_head`` gets a bfloat16 parameter of its own while inside, so the input embedding (the
 same float32 tensor) still feeds the residual stream in float32, as under plain autocast.
 
+LoRA adapters are folded in as well (``merge_lora=True``, the default): a peft LoRA layer's copy
+is ``bfloat16(W + scaling * B @ A)`` (the sum taken in float32, as peft's own ``merge`` does) and
+the layer runs as its base layer while inside. That removes the two small adapter matmuls of every
+adapted linear at every decode step (420 of a SmolLM2 decode step's 631 matmul calls). It is not
+bitwise the unmerged computation: the adapter's contribution is rounded into the weight instead of
+being added to the output in bfloat16, a difference of the size of bfloat16's own rounding
+(``tests/trl/test_bf16.py`` bounds it). Layers whose forward merging would change (DoRA, a LoRA
+bias, active dropout, several layers deep, already merged or disabled) run unmerged.
+
 Copies are rebuilt when a weight is replaced or edited in place through the tensor (its version
-counter moves); an edit through ``.data`` is not seen (call ``clear``). Weights that require a
+counter moves); an edit through ``.data`` is not seen (call ``clear``). A merged copy is rebuilt
+too when its adapters change: their version counters or a few sampled values, since fused
+optimizers (``adamw_torch_fused``) update in place without moving the counter. Weights that require a
 gradient (LoRA adapters, or every weight in full fine-tuning) are never copied, and a model with
 DoRA layers or sharded weights is left alone.
 """
@@ -31,7 +42,12 @@ from typing import Any
 
 import torch
 
-__all__ = ["FrozenBF16Weights", "bf16_autocast_active", "default_bf16"]
+__all__ = [
+    "FrozenBF16Weights",
+    "bf16_autocast_active",
+    "default_bf16",
+    "skip_redundant_lora_input_casts",
+]
 
 
 def default_bf16() -> bool:
@@ -65,6 +81,40 @@ def bf16_autocast_active(device_type: str = "cpu") -> bool:
     )
 
 
+def skip_redundant_lora_input_casts(model: torch.nn.Module) -> int:
+    """Stop peft casting LoRA inputs to float32 where bfloat16 autocast casts them straight back.
+
+    peft casts the input of each LoRA adapter to the adapter's dtype (float32); under bf16
+    autocast the adapter's matmul casts it back to bfloat16. A bfloat16 input (the attention
+    output entering ``o_proj``, the MLP's entering ``down_proj``) was copied twice for nothing, in
+    the forward pass, again when gradient checkpointing recomputes it, and in the backward pass.
+    Skipping the cast is exact (a bfloat16 -> float32 -> bfloat16 round trip changes no value:
+    same logits and gradients bitwise, ``tests/trl/test_bf16.py``). Only layers whose base weight
+    and adapters are all float32 are changed: without autocast their inputs are float32 already.
+
+    Returns:
+        The number of layers changed.
+
+    Example:
+        >>> skip_redundant_lora_input_casts(torch.nn.Linear(2, 2))  # no LoRA layer: nothing to do
+        0
+    """
+    try:
+        from peft.tuners.lora.layer import LoraLayer
+    except ImportError:  # peft is optional
+        return 0
+    changed = 0
+    for module in model.modules():
+        if not isinstance(module, LoraLayer):
+            continue
+        weights = [module.get_base_layer().weight, *module.lora_A.parameters()]
+        weights += list(module.lora_B.parameters())
+        if all(w.dtype == torch.float32 for w in weights):
+            module.cast_input_dtype_enabled = False
+            changed += 1
+    return changed
+
+
 def _sharded(weight: torch.Tensor) -> bool:
     return hasattr(weight, "ds_id") or type(weight.data) is not torch.Tensor
 
@@ -76,6 +126,60 @@ def _uses_dora(model: torch.nn.Module) -> bool:
         isinstance(getattr(module, "use_dora", None), dict) and any(module.use_dora.values())
         for module in model.modules()
     )
+
+
+def _active_lora_adapters(lora: Any) -> list[str]:
+    """The adapters a peft LoRA layer's forward adds (active ones it holds weights for)."""
+    return [name for name in lora.active_adapters if name in lora.lora_A]
+
+
+def _mergeable(lora: Any) -> bool:
+    """Whether folding this peft LoRA layer's adapters into its base weight keeps its forward."""
+    if (
+        lora.merged
+        or lora.disable_adapters
+        or getattr(lora, "fan_in_fan_out", False)
+        or type(lora.base_layer) is not torch.nn.Linear  # nested wrappers, quantized layers
+    ):
+        return False
+    for name in _active_lora_adapters(lora):
+        dropout = lora.lora_dropout[name]
+        if (
+            name in getattr(lora, "lora_variant", {})  # DoRA and other variants
+            or getattr(lora.lora_B[name], "bias", None) is not None
+            or (lora.training and not isinstance(dropout, torch.nn.Identity) and dropout.p > 0)
+        ):
+            return False
+    return True
+
+
+def _mergeable_loras(model: torch.nn.Module) -> dict[int, Any]:
+    """``id(base linear) -> its peft LoRA layer`` for the layers :func:`_mergeable` accepts."""
+    try:
+        from peft.tuners.lora.layer import Linear as LoraLinear
+    except ImportError:  # peft is optional
+        return {}
+    return {
+        id(module.base_layer): module
+        for module in model.modules()
+        if isinstance(module, LoraLinear) and _mergeable(module)
+    }
+
+
+def _adapter_state(lora: Any) -> tuple[Any, ...]:
+    """Changes when a LoRA layer's adapters may have: which are active, their scaling, their
+    tensors' identity and version counters, and a few sampled values (fused optimizers update
+    in place without moving the counter)."""
+    state: list[Any] = []
+    samples: list[torch.Tensor] = []
+    for name in _active_lora_adapters(lora):
+        state.append((name, float(lora.scaling[name])))
+        for weight in (lora.lora_A[name].weight, lora.lora_B[name].weight):
+            state.append((weight.data_ptr(), weight._version))
+            flat = weight.detach().reshape(-1)
+            samples.append(flat[:: max(1, flat.numel() // 8)][:8].float().sum())
+    checksum = torch.stack(samples).tolist() if samples else []
+    return (*state, *checksum)
 
 
 class FrozenBF16Weights:
@@ -98,10 +202,14 @@ class FrozenBF16Weights:
         (torch.bfloat16, torch.float32, True)
     """
 
-    def __init__(self) -> None:
-        # id(module) -> (the float32 weight, its version then, the bfloat16 copy); the weight is
-        # held weakly and compared by identity, so a reused id() or storage never matches.
-        self._copies: dict[int, tuple[weakref.ref[Any], int, torch.nn.Parameter]] = {}
+    def __init__(self, *, merge_lora: bool = True) -> None:
+        self.merge_lora = merge_lora
+        # id(module) -> (the float32 weight, its version then, the adapters' state then, the
+        # bfloat16 copy); the weight is held weakly and compared by identity, so a reused id() or
+        # storage never matches.
+        self._copies: dict[
+            int, tuple[weakref.ref[Any], int, tuple[Any, ...], torch.nn.Parameter]
+        ] = {}
 
     def _frozen_linears(self, model: torch.nn.Module) -> list[torch.nn.Linear]:
         linears = [module for module in model.modules() if isinstance(module, torch.nn.Linear)]
@@ -119,14 +227,26 @@ class FrozenBF16Weights:
             and module.weight.device.type == "cpu"
         ]
 
-    def _copy_for(self, module: torch.nn.Linear) -> torch.nn.Parameter:
+    def _copy_for(self, module: torch.nn.Linear, lora: Any = None) -> torch.nn.Parameter:
         weight = module.weight
+        adapters = _adapter_state(lora) if lora is not None else ()
         cached = self._copies.get(id(module))
-        if cached is None or cached[0]() is not weight or cached[1] != weight._version:
-            copy = torch.nn.Parameter(weight.detach().to(torch.bfloat16), requires_grad=False)
-            cached = (weakref.ref(weight), weight._version, copy)
+        if (
+            cached is None
+            or cached[0]() is not weight
+            or cached[1] != weight._version
+            or cached[2] != adapters
+        ):
+            with torch.no_grad(), torch.autocast(weight.device.type, enabled=False):
+                merged = weight.detach()
+                if lora is not None:
+                    merged = merged.clone()
+                    for name in _active_lora_adapters(lora):
+                        merged += lora.get_delta_weight(name).to(merged.dtype)
+                copy = torch.nn.Parameter(merged.to(torch.bfloat16), requires_grad=False)
+            cached = (weakref.ref(weight), weight._version, adapters, copy)
             self._copies[id(module)] = cached
-        return cached[2]
+        return cached[3]
 
     @contextlib.contextmanager
     def swapped_in(self, model: torch.nn.Module) -> Iterator[None]:
@@ -136,15 +256,25 @@ class FrozenBF16Weights:
         a bfloat16 weight and ``F.linear`` raises.
         """
         modules = self._frozen_linears(model)
+        loras = _mergeable_loras(model) if self.merge_lora and modules else {}
         originals: list[tuple[torch.nn.Linear, torch.nn.Parameter]] = []
+        merged: list[Any] = []
         try:
             for module in modules:
-                copy = self._copy_for(module)
+                lora = loras.get(id(module))
+                copy = self._copy_for(module, lora)
                 originals.append((module, module._parameters["weight"]))
                 module._parameters["weight"] = copy
+                if lora is not None:
+                    # The adapters are in the copy: the layer runs as its base layer (peft's
+                    # forward takes this branch for disabled adapters).
+                    merged.append(lora)
+                    lora._disable_adapters = True
             yield
         finally:
-            # Plain dict writes: they cannot fail, so every original goes back.
+            # Plain attribute and dict writes: they cannot fail, so every original goes back.
+            for lora in merged:
+                lora._disable_adapters = False
             for module, weight in reversed(originals):
                 module._parameters["weight"] = weight
         live = {id(module) for module in modules}

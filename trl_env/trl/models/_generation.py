@@ -134,8 +134,8 @@ class TransformersGenerator:
             the same bfloat16 autocast as TRL's training forward). Accelerate already wraps a
             prepared model's ``forward`` in it, but a PEFT model's ``generate`` calls the base
             model's own ``forward``, so without this LoRA runs sampled in float32. ``None``: no
-            autocast. Under bf16 autocast on a CPU, frozen weights are cast once, not per token
-            (:class:`~trl_env.trl.models._bf16.FrozenBF16Weights`, same numbers).
+            autocast. Under bf16 autocast on a CPU, frozen weights are cast once, not per token,
+            with LoRA adapters folded in (:class:`~trl_env.trl.models._bf16.FrozenBF16Weights`).
     """
 
     def __init__(

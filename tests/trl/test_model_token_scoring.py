@@ -1,0 +1,148 @@
+"""The training forward scores only the model's own tokens: the loss and its gradient are TRL's
+(up to float rounding), and TRL's fused LM head projects only those positions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("trl")
+
+import torch
+from trl import GRPOTrainer
+from trl.trainer import utils as trl_utils
+
+from trl_env.trl._credit import TurnCreditGRPOTrainer
+from trl_env.trl._model_token_scoring import (
+    ModelTokenScoring,
+    _fused_head_skips_unlabelled_positions,
+)
+
+from .test_credit import (  # noqa: F401
+    make_trainer,
+    one_torch_thread,
+    pytestmark,
+    scored,
+    three_turns_env,
+)
+
+REWARDS = [[-0.1, 0.0, 1.0], [0.0, 0.0, 0.0]]
+
+
+def loss_and_grads(trainer: GRPOTrainer, inputs: dict[str, Any]) -> tuple[torch.Tensor, list]:
+    trainer.model.zero_grad()
+    loss = trainer.compute_loss(trainer.model, inputs)
+    loss.backward()
+    grads = [p.grad.clone() for p in trainer.model.parameters() if p.grad is not None]
+    return loss.detach(), grads
+
+
+def head_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Records how many positions each call of TRL's fused LM head projects."""
+    seen: list[int] = []
+    function = trl_utils._ChunkedLogProbFunction
+    original = function.apply
+
+    def apply(hidden: torch.Tensor, *args: Any) -> Any:
+        seen.append(hidden.shape[0])
+        return original(hidden, *args)
+
+    monkeypatch.setattr(function, "apply", apply)
+    return seen
+
+
+@pytest.mark.parametrize("credit", ["episode", "turn"])
+def test_loss_and_gradient_are_trls(
+    tiny_model_dir: str, tmp_path: Path, credit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gamma = 0.9 if credit == "turn" else 1.0
+    trainer = make_trainer(
+        TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, REWARDS, credit=credit, gamma=gamma
+    )
+    inputs = scored(trainer)
+    trainer.score_only_model_tokens = False
+    rows = head_rows(monkeypatch)
+    expected_loss, expected_grads = loss_and_grads(trainer, inputs)
+    trainer.score_only_model_tokens = True
+    loss, grads = loss_and_grads(trainer, inputs)
+    torch.testing.assert_close(loss, expected_loss, rtol=1e-5, atol=1e-6)
+    assert len(grads) == len(expected_grads) > 0
+    for got, want in zip(grads, expected_grads, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+    # Every position of the two rows (prompt and padding included) on a CPU before; only the
+    # model's own tokens (the env_mask's ones, 6 and 4 of them) after.
+    model_tokens = int((inputs["completion_mask"] * inputs["tool_mask"]).sum())
+    assert model_tokens == 10
+    rows_, width = inputs["prompt_ids"].shape[0], inputs["prompt_ids"].shape[1]
+    assert rows == [rows_ * (width + inputs["completion_ids"].shape[1] - 1), 10]
+
+
+def test_log_probs_at_the_model_tokens_are_trls_and_zero_elsewhere(
+    tiny_model_dir: str, tmp_path: Path
+) -> None:
+    trainer = make_trainer(TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, REWARDS)
+    inputs = scored(trainer)
+    ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
+    attention = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
+    keep = inputs["completion_ids"].size(1)
+    with torch.no_grad():
+        want, want_entropy, _ = GRPOTrainer._get_per_token_logps_and_entropies(
+            trainer, trainer.model, ids, attention, keep, compute_entropy=True
+        )
+        trainer._scored_positions = inputs["completion_mask"] * inputs["tool_mask"]
+        try:
+            got, entropy, _ = trainer._get_per_token_logps_and_entropies(
+                trainer.model, ids, attention, keep, batch_size=1, compute_entropy=True
+            )
+        finally:
+            trainer._scored_positions = None
+    read = trainer_mask = (inputs["completion_mask"] * inputs["tool_mask"]).bool()
+    torch.testing.assert_close(got[read], want[read], rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(entropy[read], want_entropy[read], rtol=1e-5, atol=1e-6)
+    assert torch.all(got[~trainer_mask] == 0) and torch.all(entropy[~trainer_mask] == 0)
+
+
+def test_other_passes_and_non_text_inputs_run_as_in_trl(
+    tiny_model_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside ``_compute_loss`` (reference and old-policy passes) and with extra model inputs,
+    TRL's own method runs."""
+    trainer = make_trainer(TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, REWARDS)
+    calls: list[str] = []
+    original = GRPOTrainer._get_per_token_logps_and_entropies
+
+    def trl_method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append("trl")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(GRPOTrainer, "_get_per_token_logps_and_entropies", trl_method)
+    ids = torch.tensor([[30, 31, 32, 20, 21]])
+    attention = torch.ones_like(ids)
+    with torch.no_grad():
+        trainer._get_per_token_logps_and_entropies(trainer.model, ids, attention, 2)
+        trainer._scored_positions = torch.ones(1, 2)
+        try:
+            trainer._get_per_token_logps_and_entropies(
+                trainer.model, ids, attention, 2, token_type_ids=torch.zeros_like(ids)
+            )
+            trainer._get_per_token_logps_and_entropies(trainer.model, ids, attention, 2)
+        finally:
+            trainer._scored_positions = None
+    assert calls == ["trl", "trl"]
+
+
+def test_trls_switch_is_put_back_even_after_an_error() -> None:
+    original = trl_utils._use_triton
+    with pytest.raises(RuntimeError, match="boom"), _fused_head_skips_unlabelled_positions():
+        assert trl_utils._use_triton(torch.device("cpu"))
+        raise RuntimeError("boom")
+    assert trl_utils._use_triton is original
+    assert not trl_utils._use_triton(torch.device("cpu"))
+
+
+def test_the_mixin_goes_before_grpo_trainer() -> None:
+    assert TurnCreditGRPOTrainer.__mro__.index(ModelTokenScoring) < (
+        TurnCreditGRPOTrainer.__mro__.index(GRPOTrainer)
+    )
