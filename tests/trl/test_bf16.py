@@ -118,25 +118,62 @@ def test_merged_layers_skip_their_adapters_and_are_restored(lora_model) -> None:
     assert len(calls) == len(layers)  # unmerged again after the context
 
 
-def test_a_merged_copy_follows_its_adapters_even_without_a_version_bump(lora_model) -> None:
-    """Fused optimizers update in place without moving the version counter (an edit through
-    ``.data`` does the same): the copy is rebuilt from the sampled values."""
+def test_a_merged_copy_follows_its_adapters_through_a_fused_optimizer_step(lora_model) -> None:
+    """Fused AdamW (transformers' default optimizer) updates in place without moving the version
+    counter, by amounts far below a bfloat16 step of the base weight: the copy still follows."""
     model, _ = lora_model
     layer = lora_layers(model)[0]
+    adapters = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(adapters, lr=1e-6, fused=True)
     weights = FrozenBF16Weights()
     with weights.swapped_in(model):
         first = layer.base_layer.weight
     with weights.swapped_in(model):
         assert layer.base_layer.weight is first  # merged once, not per call
     version = layer.lora_B["default"].weight._version
-    layer.lora_B["default"].weight.data.add_(0.5)
-    assert layer.lora_B["default"].weight._version == version
+    before = layer.lora_B["default"].weight.detach().clone()
+    model(input_ids=torch.randint(5, 200, (2, 9))).logits.float().logsumexp(-1).mean().backward()
+    optimizer.step()
+    assert layer.lora_B["default"].weight._version == version  # no counter moved
+    assert not torch.equal(layer.lora_B["default"].weight, before)
     with weights.swapped_in(model):
         assert layer.base_layer.weight is not first
-        expected = layer.base_layer.weight.float()
+        rebuilt = layer.base_layer.weight.float()
     with torch.no_grad():
         merged = layer.base_layer.weight + layer.get_delta_weight("default")
-    assert torch.equal(expected, merged.to(torch.bfloat16).float())
+    assert torch.equal(rebuilt, merged.to(torch.bfloat16).float())
+
+
+def test_the_generator_samples_the_merged_model(lora_model) -> None:
+    """The generator's default path (adapters folded in): the greedy tokens of the unmerged
+    model, log-probabilities within bfloat16 rounding, and the model as it was afterwards."""
+    model, tokenizer = lora_model
+    prompts = [
+        tokenizer.encode("<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"),
+        tokenizer.encode("<|im_start|>user\nsomething longer<|im_end|>\n<|im_start|>assistant\n"),
+    ]
+    runs = []
+    for frozen in (FrozenBF16Weights(merge_lora=False), None):
+        generator = make_generator(model, tokenizer, temperature=1e-3, autocast=bf16_autocast)
+        if frozen is not None:
+            generator.frozen_bf16 = frozen
+        calls: list[int] = []
+        hook = (
+            lora_layers(model)[0]
+            .lora_A["default"]
+            .register_forward_hook(lambda *_, calls=calls: calls.append(1))
+        )
+        try:
+            runs.append((generator.generate(prompts, max_new_tokens=8), len(calls)))
+        finally:
+            hook.remove()
+    ((unmerged_tokens, unmerged_logps), unmerged_calls), ((tokens, logps), calls) = runs
+    assert tokens == unmerged_tokens and all(len(row) == 8 for row in tokens)
+    for got, want in zip(logps, unmerged_logps, strict=True):
+        torch.testing.assert_close(torch.tensor(got), torch.tensor(want), atol=0.05, rtol=0)
+    assert unmerged_calls > 0 and calls == 0  # the adapters ran only in the unmerged run
+    assert all(m.weight.dtype == torch.float32 for m in frozen_linears(model))
+    assert not any(layer.disable_adapters for layer in lora_layers(model))
 
 
 def test_layers_with_active_dropout_run_unmerged(tmp_path) -> None:
@@ -318,3 +355,15 @@ def test_lora_input_casts_stay_where_the_base_weights_are_not_float32(lora_model
     skip_redundant_lora_input_casts(model)
     assert getattr(layer, "cast_input_dtype_enabled", True)
     assert not any(other.cast_input_dtype_enabled for other in lora_layers(model)[1:])
+
+
+def test_lora_input_casts_stay_where_a_dropout_would_see_bfloat16(tmp_path) -> None:
+    model, _ = load_model_and_tokenizer(build_tiny_model(tmp_path / "tiny"))
+    config = peft.LoraConfig(
+        r=4, lora_alpha=8, lora_dropout=0.05, target_modules="all-linear", task_type="CAUSAL_LM"
+    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated")
+        model = peft.get_peft_model(model, config)
+    assert skip_redundant_lora_input_casts(model) == 0
+    assert all(getattr(layer, "cast_input_dtype_enabled", True) for layer in lora_layers(model))

@@ -79,6 +79,31 @@ def test_loss_and_gradient_are_trls(
     assert rows == [rows_ * (width + inputs["completion_ids"].shape[1] - 1), 10]
 
 
+def test_old_log_probs_where_none_is_computed_do_not_reach_the_loss(
+    tiny_model_dir: str, tmp_path: Path
+) -> None:
+    """With old-policy log-probabilities (several iterations per batch), the ratio at an env
+    token would be exp(0 - old): the old value there is set aside as well, so even an old
+    log-probability of -1000 leaves the loss TRL's."""
+    trainer = make_trainer(TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, REWARDS)
+    inputs = scored(trainer)
+    ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
+    attention = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
+    read = (inputs["completion_mask"] * inputs["tool_mask"]).bool()
+    with torch.no_grad():
+        current, _, _ = GRPOTrainer._get_per_token_logps_and_entropies(
+            trainer, trainer.model, ids, attention, inputs["completion_ids"].size(1)
+        )
+    old = current + 0.3 * read  # off-policy by 0.3 nats on the model's tokens
+    trainer.score_only_model_tokens = False
+    expected = trainer.compute_loss(trainer.model, {**inputs, "old_per_token_logps": old})
+    trainer.score_only_model_tokens = True
+    extreme = old.masked_fill(~read, -1000.0)
+    loss = trainer.compute_loss(trainer.model, {**inputs, "old_per_token_logps": extreme})
+    assert torch.isfinite(loss)
+    torch.testing.assert_close(loss, expected, rtol=1e-5, atol=1e-6)
+
+
 def test_log_probs_at_the_model_tokens_are_trls_and_zero_elsewhere(
     tiny_model_dir: str, tmp_path: Path
 ) -> None:

@@ -13,7 +13,8 @@ head (forward and backward) was a fifth of the training pass (``torch.profiler``
 ``benchmarks/grpo_step_profile.py``). :class:`ModelTokenScoring` labels only the positions the
 loss reads, and has TRL's fused head skip the rest on every device: the loss and its gradient are
 the same up to float rounding (``tests/trl/test_model_token_scoring.py``); the log-probabilities
-and entropies at the positions the loss does not read are 0 instead of computed.
+and entropies at the positions the loss does not read are 0 instead of computed, and so are the
+old-policy, reference and sampling log-probabilities the loss compares them with there.
 
 It applies to the training forward only (``_compute_loss``, and only for text inputs without MoE
 auxiliary losses); the reference and old-policy passes run as in TRL.
@@ -29,6 +30,9 @@ import torch
 
 __all__ = ["ModelTokenScoring"]
 
+_COMPARED_LOGPS = ("old_per_token_logps", "ref_per_token_logps", "sampling_per_token_logps")
+"""Per-token log-probabilities in TRL's inputs that the loss sets against the trained ones."""
+
 
 @contextlib.contextmanager
 def _fused_head_skips_unlabelled_positions() -> Iterator[None]:
@@ -36,8 +40,8 @@ def _fused_head_skips_unlabelled_positions() -> Iterator[None]:
 
     ``trl.trainer.utils`` decides whether to compact the positions with ``_use_triton(device)``
     (read there for that alone; the kernel module keeps its own binding, so CPUs still fold
-    the tiles in torch). Compacting is what it does on GPUs; it stays off elsewhere only because
-    a changing number of positions would recompile Neuron graphs, which eager CPUs do not have.
+    the tiles in torch). Compacting is what it does on GPUs; it stays off elsewhere because a
+    changing number of positions would recompile Neuron graphs, which eager CPUs do not have.
     """
     try:
         from trl.trainer import utils as trl_utils
@@ -48,7 +52,8 @@ def _fused_head_skips_unlabelled_positions() -> Iterator[None]:
     if original is None:  # a TRL without the hook: every position is projected, as before
         yield
         return
-    trl_utils._use_triton = lambda device: True
+    # CPUs too; other devices as TRL decides (Neuron recompiles for every new position count).
+    trl_utils._use_triton = lambda device: device.type == "cpu" or original(device)
     try:
         yield
     finally:
@@ -76,6 +81,16 @@ class ModelTokenScoring:
             scored = inputs["completion_mask"]
             if "tool_mask" in inputs:
                 scored = scored * inputs["tool_mask"]
+            # The log-probabilities the loss compares with get the same 0 where none is computed:
+            # a ratio exp(0 - old) there could overflow, and inf * 0 is NaN.
+            inputs = {
+                key: value.masked_fill(scored == 0, 0.0)
+                if key in _COMPARED_LOGPS
+                and isinstance(value, torch.Tensor)
+                and value.shape == scored.shape
+                else value
+                for key, value in inputs.items()
+            }
         self._scored_positions = scored
         try:
             return super()._compute_loss(model, inputs)  # type: ignore[misc]

@@ -26,8 +26,9 @@ bias, active dropout, several layers deep, already merged or disabled) run unmer
 
 Copies are rebuilt when a weight is replaced or edited in place through the tensor (its version
 counter moves); an edit through ``.data`` is not seen (call ``clear``). A merged copy is rebuilt
-too when its adapters change: their version counters or a few sampled values, since fused
-optimizers (``adamw_torch_fused``) update in place without moving the counter. Weights that require a
+too when its adapters change: it keeps a copy of the adapter weights it was made from and compares
+them in full, since fused optimizers (``adamw_torch_fused``) update in place without moving the
+version counter. Weights that require a
 gradient (LoRA adapters, or every weight in full fine-tuning) are never copied, and a model with
 DoRA layers or sharded weights is left alone.
 """
@@ -90,7 +91,8 @@ def skip_redundant_lora_input_casts(model: torch.nn.Module) -> int:
     the forward pass, again when gradient checkpointing recomputes it, and in the backward pass.
     Skipping the cast is exact (a bfloat16 -> float32 -> bfloat16 round trip changes no value:
     same logits and gradients bitwise, ``tests/trl/test_bf16.py``). Only layers whose base weight
-    and adapters are all float32 are changed: without autocast their inputs are float32 already.
+    and adapters are all float32 (without autocast their inputs are float32 already) and that
+    have no LoRA dropout (it would scale a bfloat16 input by a bfloat16-rounded factor) change.
 
     Returns:
         The number of layers changed.
@@ -109,7 +111,12 @@ def skip_redundant_lora_input_casts(model: torch.nn.Module) -> int:
             continue
         weights = [module.get_base_layer().weight, *module.lora_A.parameters()]
         weights += list(module.lora_B.parameters())
-        if all(w.dtype == torch.float32 for w in weights):
+        # A dropout on a bfloat16 input scales by 1/(1-p) rounded to bfloat16: not the same.
+        no_dropout = all(
+            isinstance(dropout, torch.nn.Identity) or dropout.p == 0
+            for dropout in module.lora_dropout.values()
+        )
+        if no_dropout and all(w.dtype == torch.float32 for w in weights):
             module.cast_input_dtype_enabled = False
             changed += 1
     return changed
@@ -167,19 +174,30 @@ def _mergeable_loras(model: torch.nn.Module) -> dict[int, Any]:
 
 
 def _adapter_state(lora: Any) -> tuple[Any, ...]:
-    """Changes when a LoRA layer's adapters may have: which are active, their scaling, their
-    tensors' identity and version counters, and a few sampled values (fused optimizers update
-    in place without moving the counter)."""
-    state: list[Any] = []
-    samples: list[torch.Tensor] = []
-    for name in _active_lora_adapters(lora):
-        state.append((name, float(lora.scaling[name])))
-        for weight in (lora.lora_A[name].weight, lora.lora_B[name].weight):
-            state.append((weight.data_ptr(), weight._version))
-            flat = weight.detach().reshape(-1)
-            samples.append(flat[:: max(1, flat.numel() // 8)][:8].float().sum())
-    checksum = torch.stack(samples).tolist() if samples else []
-    return (*state, *checksum)
+    """What a merged copy was made from: the active adapters, their scaling, and a copy of their
+    weights (compared in full: fused optimizers update in place without moving the version
+    counter, and a few sampled values can miss a step). LoRA weights are small: ``r * (in + out)``
+    values per layer."""
+    return tuple(
+        (
+            name,
+            float(lora.scaling[name]),
+            lora.lora_A[name].weight.detach().clone(),
+            lora.lora_B[name].weight.detach().clone(),
+        )
+        for name in _active_lora_adapters(lora)
+    )
+
+
+def _same_adapters(made_from: tuple[Any, ...], lora: Any) -> bool:
+    names = _active_lora_adapters(lora)
+    return len(made_from) == len(names) and all(
+        name == made_name
+        and float(lora.scaling[name]) == scaling
+        and torch.equal(lora.lora_A[name].weight, a)
+        and torch.equal(lora.lora_B[name].weight, b)
+        for name, (made_name, scaling, a, b) in zip(names, made_from, strict=True)
+    )
 
 
 class FrozenBF16Weights:
@@ -229,14 +247,14 @@ class FrozenBF16Weights:
 
     def _copy_for(self, module: torch.nn.Linear, lora: Any = None) -> torch.nn.Parameter:
         weight = module.weight
-        adapters = _adapter_state(lora) if lora is not None else ()
         cached = self._copies.get(id(module))
         if (
             cached is None
             or cached[0]() is not weight
             or cached[1] != weight._version
-            or cached[2] != adapters
+            or (cached[2] != () if lora is None else not _same_adapters(cached[2], lora))
         ):
+            adapters = _adapter_state(lora) if lora is not None else ()
             with torch.no_grad(), torch.autocast(weight.device.type, enabled=False):
                 merged = weight.detach()
                 if lora is not None:
