@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from typing import Any
 
 import pytest
 import torch
@@ -26,15 +27,22 @@ def bf16_autocast() -> torch.autocast:
     return torch.autocast("cpu", dtype=torch.bfloat16)
 
 
+def tiny_lora(tmp_path, **config: Any) -> tuple[Any, Any]:
+    """The tiny model with fresh LoRA adapters (``config``: more ``LoraConfig`` fields)."""
+    model, tokenizer = load_model_and_tokenizer(build_tiny_model(tmp_path / "tiny"))
+    config = peft.LoraConfig(
+        r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM", **config
+    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated")
+        return peft.get_peft_model(model, config), tokenizer
+
+
 @pytest.fixture
 def lora_model(tmp_path):
     """The tiny model with LoRA adapters (frozen float32 base, trainable adapters) and its
     tokenizer; the adapters are nudged off zero so they change the output."""
-    model, tokenizer = load_model_and_tokenizer(build_tiny_model(tmp_path / "tiny"))
-    config = peft.LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM")
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated")
-        model = peft.get_peft_model(model, config)
+    model, tokenizer = tiny_lora(tmp_path)
     torch.manual_seed(0)
     with torch.no_grad():
         for name, parameter in model.named_parameters():
@@ -178,13 +186,7 @@ def test_the_generator_samples_the_merged_model(lora_model) -> None:
 
 def test_layers_with_active_dropout_run_unmerged(tmp_path) -> None:
     """In train mode a LoRA dropout draws a mask per call: folding the adapter in would drop it."""
-    model, _ = load_model_and_tokenizer(build_tiny_model(tmp_path / "tiny"))
-    config = peft.LoraConfig(
-        r=4, lora_alpha=8, lora_dropout=0.1, target_modules="all-linear", task_type="CAUSAL_LM"
-    )
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated")
-        model = peft.get_peft_model(model, config)
+    model, _ = tiny_lora(tmp_path, lora_dropout=0.1)
     with FrozenBF16Weights().swapped_in(model.train()):
         assert not any(layer.disable_adapters for layer in lora_layers(model))
     with FrozenBF16Weights().swapped_in(model.eval()):
@@ -294,13 +296,7 @@ def test_parametrized_weights_are_left_alone(lora_model) -> None:
 
 def test_a_dora_model_is_left_alone(tmp_path) -> None:
     """DoRA reads its base weight's norm from the weight itself: a copy would change it."""
-    model, _ = load_model_and_tokenizer(build_tiny_model(tmp_path / "tiny"))
-    config = peft.LoraConfig(
-        r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM", use_dora=True
-    )
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated")
-        model = peft.get_peft_model(model, config)
+    model, _ = tiny_lora(tmp_path, use_dora=True)
     with bf16_autocast(), FrozenBF16Weights().swapped_in(model):
         assert all(m.weight.dtype == torch.float32 for m in frozen_linears(model))
 
@@ -358,12 +354,6 @@ def test_lora_input_casts_stay_where_the_base_weights_are_not_float32(lora_model
 
 
 def test_lora_input_casts_stay_where_a_dropout_would_see_bfloat16(tmp_path) -> None:
-    model, _ = load_model_and_tokenizer(build_tiny_model(tmp_path / "tiny"))
-    config = peft.LoraConfig(
-        r=4, lora_alpha=8, lora_dropout=0.05, target_modules="all-linear", task_type="CAUSAL_LM"
-    )
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated")
-        model = peft.get_peft_model(model, config)
+    model, _ = tiny_lora(tmp_path, lora_dropout=0.05)
     assert skip_redundant_lora_input_casts(model) == 0
     assert all(getattr(layer, "cast_input_dtype_enabled", True) for layer in lora_layers(model))
