@@ -416,7 +416,8 @@ RECIPES: dict[str, dict[str, Any]] = {
 """Recorded recipes (``--recipe NAME``): every setting of the run; flags given explicitly win."""
 
 # The recipe that met the goal (attempt 6: held-out greedy wins 30/256, clear of the base
-# model's, the warm start's and the random policy's 0/256). Before it, ``multiturn`` named the
+# model's, the warm start's and the random policy's 0/256; run again end to end with the faster
+# step: 51 steps, 38/256, benchmarks/results/learning_multiturn_oneshot). Before it, ``multiturn`` named the
 # GuessNumber recipe, now ``multiturn-guess-number-oracle``: the ``"recipe": "multiturn"`` of
 # the older results files (learning_multiturn_oracle*) means that one.
 RECIPES["multiturn"] = RECIPES["multiturn-hangman-immediate"]

@@ -183,8 +183,9 @@ def test_readme_real_model_figures_match_results() -> None:
         f"in {one_turn['steps']} steps ({one_turn['train_s'] / 60:.0f} minutes"
     )
     assert expected in text
-    multi = load("benchmarks/results/learning_multiturn_hangman_immediate/result.json")
+    multi = load("benchmarks/results/learning_multiturn_oneshot/result.json")
     assert multi["after_ci_above_all"] and multi["budget_s"] <= 3600
+    assert multi["reused_evals"] == [], "one invocation, end to end"
     assert f"then {multi['steps']} GRPO steps" in text
     assert f"{multi['budget_s'] / 60:.0f} minutes in all" in text
     assert f"{multi['after']['mean_turns']:.1f} model turns per episode" in text
