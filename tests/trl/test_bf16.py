@@ -357,3 +357,23 @@ def test_lora_input_casts_stay_where_a_dropout_would_see_bfloat16(tmp_path) -> N
     model, _ = tiny_lora(tmp_path, lora_dropout=0.05)
     assert skip_redundant_lora_input_casts(model) == 0
     assert all(getattr(layer, "cast_input_dtype_enabled", True) for layer in lora_layers(model))
+
+
+def test_packed_weights_give_bitwise_the_same_logits(lora_model) -> None:
+    """oneDNN-packed copies: the same numbers as F.linear on the bfloat16 copies, bit for bit;
+    the layers' own forward is back afterwards."""
+    from trl_env.trl.models._onednn_linear import onednn_packing_available
+
+    if not onednn_packing_available():
+        pytest.skip("this PyTorch build has no oneDNN bfloat16 linear ops")
+    model, _ = lora_model
+    ids = torch.tensor([[5, 6, 7, 8, 9, 10]])
+    logits = {}
+    for prepack in (False, True):
+        weights = FrozenBF16Weights(prepack=prepack)
+        with torch.no_grad(), bf16_autocast(), weights.swapped_in(model):
+            logits[prepack] = model(ids).logits
+            packed = [m for m in frozen_linears(model) if "forward" in m.__dict__]
+        assert bool(packed) is prepack
+    assert torch.equal(logits[True], logits[False])
+    assert not [m for m in model.modules() if "forward" in m.__dict__]

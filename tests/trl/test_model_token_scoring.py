@@ -171,3 +171,108 @@ def test_the_mixin_goes_before_grpo_trainer() -> None:
     assert TurnCreditGRPOTrainer.__mro__.index(ModelTokenScoring) < (
         TurnCreditGRPOTrainer.__mro__.index(GRPOTrainer)
     )
+
+
+def padded_rows(trainer: GRPOTrainer) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+    """Two rows laid out as TRL lays them out: prompts of different lengths (left padding), and
+    completions of different lengths (right padding); the model's tokens to score."""
+    pad = trainer.processing_class.pad_token_id
+    prompt = torch.tensor([[pad, pad, 30, 31, 32], [33, 34, 35, 36, 37]])
+    prompt_mask = (prompt != pad).long()
+    completion = torch.tensor([[20, 21, 22, 23, pad], [24, 25, pad, pad, pad]])
+    completion_mask = torch.tensor([[1, 1, 1, 1, 0], [1, 1, 0, 0, 0]])
+    scored_ = completion_mask * torch.tensor([[1, 0, 1, 1, 1], [1, 1, 1, 1, 1]])
+    ids = torch.cat([prompt, completion], dim=1)
+    attention = torch.cat([prompt_mask, completion_mask], dim=1)
+    return ids, attention, scored_, completion.size(1)
+
+
+def scored_log_probs(
+    trainer: GRPOTrainer, ids: torch.Tensor, attention: torch.Tensor, scored_: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    trainer._scored_positions = scored_
+    try:
+        got, entropy, _ = trainer._get_per_token_logps_and_entropies(
+            trainer.model, ids, attention, scored_.size(1), compute_entropy=True
+        )
+    finally:
+        trainer._scored_positions = None
+    return got, entropy
+
+
+def model_calls(trainer: GRPOTrainer, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Records the keyword arguments of each call of the trainer's model."""
+    calls: list[dict[str, Any]] = []
+    model = trainer.model
+    original = type(model).__call__
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self is model:
+            calls.append(kwargs)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(model), "__call__", call)
+    return calls
+
+
+@pytest.mark.parametrize("left_padding", [True, False])
+def test_without_the_padding_mask_every_token_sees_what_it_saw_with_it(
+    tiny_model_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, left_padding: bool
+) -> None:
+    """Rows of one run of tokens are scored without a padding mask (causal attention): rotated so
+    their tokens start at column 0 and given their original position ids when they are
+    left-padded, as they are when only right-padded. Log-probabilities, entropies and gradients
+    at the model's tokens are those with the mask; the model never sees the mask."""
+    trainer = make_trainer(TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, REWARDS)
+    ids, attention, scored_, keep = padded_rows(trainer)
+    if not left_padding:
+        ids, attention = ids[:, 2:], attention[:, 2:]
+    read = scored_.bool()
+    trainer.attend_without_padding_mask = False
+    want, want_entropy = scored_log_probs(trainer, ids, attention, scored_)
+    want[read].sum().backward()
+    want_grads = [p.grad.clone() for p in trainer.model.parameters() if p.grad is not None]
+    trainer.model.zero_grad()
+    trainer.attend_without_padding_mask = True
+    calls = model_calls(trainer, monkeypatch)
+    got, entropy = scored_log_probs(trainer, ids, attention, scored_)
+    got[read].sum().backward()
+    grads = [p.grad.clone() for p in trainer.model.parameters() if p.grad is not None]
+    assert len(calls) == 1 and "attention_mask" not in calls[0]
+    assert ("position_ids" in calls[0]) is left_padding
+    if left_padding:  # the first row's tokens start at column 0 and keep positions 2, 3, ...
+        assert calls[0]["input_ids"][0, :3].tolist() == [30, 31, 32]
+        assert calls[0]["position_ids"][0, :3].tolist() == [2, 3, 4]
+    torch.testing.assert_close(got[read], want[read], rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(entropy[read], want_entropy[read], rtol=1e-5, atol=1e-6)
+    assert torch.all(got[~read] == 0)
+    assert len(grads) == len(want_grads) > 0
+    for value, expected in zip(grads, want_grads, strict=True):
+        torch.testing.assert_close(value, expected, rtol=1e-4, atol=1e-6)
+
+
+def test_padding_between_tokens_keeps_the_mask(
+    tiny_model_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trainer = make_trainer(TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, REWARDS)
+    ids, attention, scored_, _ = padded_rows(trainer)
+    attention[1, 3] = 0  # a hole inside the second row
+    calls = model_calls(trainer, monkeypatch)
+    with torch.no_grad():
+        got, _ = scored_log_probs(trainer, ids, attention, scored_)
+    assert len(calls) == 1 and torch.equal(calls[0]["attention_mask"], attention)
+    assert torch.isfinite(got).all()
+
+
+def test_unmasked_layout() -> None:
+    from trl_env.trl._model_token_scoring import _rotate, _unmasked_layout
+
+    mask = torch.tensor([[0, 0, 1, 1, 0], [1, 1, 1, 0, 0], [0, 0, 0, 0, 0]])
+    assert _unmasked_layout(mask, position_ids_ok=True).tolist() == [2, 0, 0]
+    assert _unmasked_layout(mask, position_ids_ok=False) is None  # rotating needs position ids
+    assert _unmasked_layout(mask[1:], position_ids_ok=False).tolist() == [0, 0]
+    assert _unmasked_layout(torch.tensor([[1, 0, 1]]), position_ids_ok=True) is None
+    values = torch.tensor([[1, 2, 3, 4], [5, 6, 7, 8]])
+    shift = torch.tensor([1, 3])
+    assert _rotate(values, shift).tolist() == [[2, 3, 4, 1], [8, 5, 6, 7]]
+    assert torch.equal(_rotate(_rotate(values, shift), -shift), values)

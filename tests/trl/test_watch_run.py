@@ -241,7 +241,8 @@ def test_evals_do_not_change_training(tmp_path: Path) -> None:
 
 def test_sampled_evals_do_not_change_training_and_repeated_ids_play_once(tmp_path: Path) -> None:
     runs = []
-    for every, env_ids in ((0, [LARGEST]), (1, [LARGEST, LARGEST])):
+    # The same training mix both times (LARGEST listed twice), with and without sampled evals.
+    for every, env_ids in ((0, [LARGEST, LARGEST]), (1, [LARGEST, LARGEST])):
         out = tmp_path / f"every{every}"
         train(env_ids, output_dir=str(out), max_steps=2, eval_every=every, eval_episodes=4,
               eval_samples=2, progress=False, save_rollouts=False, **FAST)  # fmt: skip

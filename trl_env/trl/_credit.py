@@ -69,6 +69,7 @@ from trl import GRPOTrainer
 from trl_env.trl._credit_modes import CREDITS, check_credit
 from trl_env.trl._model_token_scoring import ModelTokenScoring
 from trl_env.trl.models._bf16 import skip_redundant_lora_input_casts
+from trl_env.trl.models._lora_addmm import fuse_lora_additions
 
 __all__ = [
     "CREDITS",
@@ -265,11 +266,16 @@ def turn_advantages(
 class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
     """TRL's ``GRPOTrainer`` with a choice of credit assignment: per episode or per turn.
 
-    With ``credit="episode"`` it is ``GRPOTrainer``'s loss (up to float rounding: its training
-    forward scores only the model's own tokens, see
-    :class:`~trl_env.trl._model_token_scoring.ModelTokenScoring`; bitwise with
-    ``score_only_model_tokens = False``; with ``bf16`` its LoRA layers skip peft's redundant
-    input casts, bitwise the same numbers: :func:`~trl_env.trl.models._bf16.skip_redundant_lora_input_casts`).
+    With ``credit="episode"`` it is ``GRPOTrainer``'s loss, up to float rounding:
+
+    * its training forward scores only the model's own tokens and runs without the padding mask
+      where that is exact (:class:`~trl_env.trl._model_token_scoring.ModelTokenScoring`; bitwise
+      TRL's with ``score_only_model_tokens = False``);
+    * with ``bf16``, its LoRA layers skip peft's redundant input casts (bitwise the same:
+      :func:`~trl_env.trl.models._bf16.skip_redundant_lora_input_casts`) and, on a CPU, add their
+      adapter term inside one matmul (the same sum, rounded once:
+      :func:`~trl_env.trl.models._lora_addmm.fuse_lora_additions`).
+
     With ``credit="turn"`` it replaces
     the ``(B,)`` episode advantages by the ``(B, T)`` token advantages of :func:`turn_advantages`
     (``GRPOTrainer._compute_loss`` accepts both shapes); everything else (sampling, log-probs,
@@ -307,6 +313,8 @@ class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
         super().__init__(*args, **kwargs)
         if self.args.bf16:  # exact, and two activation copies fewer per LoRA layer
             skip_redundant_lora_input_casts(self.model)
+            if next(self.model.parameters()).device.type == "cpu":  # three passes fewer per layer
+                fuse_lora_additions(self.model)
         self.credit = credit
         self.gamma = float(gamma)
         self._terminal_only_said: set[str] = set()

@@ -24,6 +24,11 @@ being added to the output in bfloat16, a difference of the size of bfloat16's ow
 (``tests/trl/test_bf16.py`` bounds it). Layers whose forward merging would change (DoRA, a LoRA
 bias, active dropout, several layers deep, already merged or disabled) run unmerged.
 
+Where PyTorch's oneDNN ops run and match ``F.linear`` bit for bit, each copy is also packed once
+into oneDNN's blocked layout and the layer runs on it while inside (``prepack=True``, the default;
+see :mod:`~trl_env.trl.models._onednn_linear`): ``F.linear`` re-packs the weight at every call,
+a good part of a decode step's matmuls. Same numbers, bit for bit.
+
 Copies are rebuilt when a weight is replaced or edited in place through the tensor (its version
 counter moves); an edit through ``.data`` is not seen (call ``clear``). A merged copy is rebuilt
 too when its adapters change: it keeps a copy of the adapter weights it was made from and compares
@@ -42,6 +47,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from trl_env.trl.models._onednn_linear import PackedLinearForward, onednn_packing_available
 
 __all__ = [
     "FrozenBF16Weights",
@@ -220,13 +227,21 @@ class FrozenBF16Weights:
         (torch.bfloat16, torch.float32, True)
     """
 
-    def __init__(self, *, merge_lora: bool = True) -> None:
+    def __init__(self, *, merge_lora: bool = True, prepack: bool = True) -> None:
         self.merge_lora = merge_lora
+        self.prepack = prepack
         # id(module) -> (the float32 weight, its version then, the adapters' state then, the
-        # bfloat16 copy); the weight is held weakly and compared by identity, so a reused id() or
-        # storage never matches.
+        # bfloat16 copy, its packed forward or None); the weight is held weakly and compared by
+        # identity, so a reused id() or storage never matches.
         self._copies: dict[
-            int, tuple[weakref.ref[Any], int, tuple[Any, ...], torch.nn.Parameter]
+            int,
+            tuple[
+                weakref.ref[Any],
+                int,
+                tuple[Any, ...],
+                torch.nn.Parameter,
+                PackedLinearForward | None,
+            ],
         ] = {}
 
     def _frozen_linears(self, model: torch.nn.Module) -> list[torch.nn.Linear]:
@@ -245,7 +260,9 @@ class FrozenBF16Weights:
             and module.weight.device.type == "cpu"
         ]
 
-    def _copy_for(self, module: torch.nn.Linear, lora: Any = None) -> torch.nn.Parameter:
+    def _copy_for(
+        self, module: torch.nn.Linear, lora: Any = None
+    ) -> tuple[torch.nn.Parameter, PackedLinearForward | None]:
         weight = module.weight
         cached = self._copies.get(id(module))
         if (
@@ -262,9 +279,12 @@ class FrozenBF16Weights:
                     for name in _active_lora_adapters(lora):
                         merged += lora.get_delta_weight(name).to(merged.dtype)
                 copy = torch.nn.Parameter(merged.to(torch.bfloat16), requires_grad=False)
-            cached = (weakref.ref(weight), weight._version, adapters, copy)
+                packed = None
+                if self.prepack and onednn_packing_available():
+                    packed = PackedLinearForward(copy, module.bias)
+            cached = (weakref.ref(weight), weight._version, adapters, copy, packed)
             self._copies[id(module)] = cached
-        return cached[3]
+        return cached[3], cached[4]
 
     @contextlib.contextmanager
     def swapped_in(self, model: torch.nn.Module) -> Iterator[None]:
@@ -276,13 +296,18 @@ class FrozenBF16Weights:
         modules = self._frozen_linears(model)
         loras = _mergeable_loras(model) if self.merge_lora and modules else {}
         originals: list[tuple[torch.nn.Linear, torch.nn.Parameter]] = []
+        packed_modules: list[torch.nn.Linear] = []
         merged: list[Any] = []
         try:
             for module in modules:
                 lora = loras.get(id(module))
-                copy = self._copy_for(module, lora)
+                copy, packed = self._copy_for(module, lora)
                 originals.append((module, module._parameters["weight"]))
                 module._parameters["weight"] = copy
+                # A forward set on the instance (accelerate's hooks) is not ours to replace.
+                if packed is not None and "forward" not in module.__dict__:
+                    module.forward = packed  # type: ignore[method-assign]
+                    packed_modules.append(module)
                 if lora is not None:
                     # The adapters are in the copy: the layer runs as its base layer (peft's
                     # forward takes this branch for disabled adapters).
@@ -293,6 +318,8 @@ class FrozenBF16Weights:
             # Plain attribute and dict writes: they cannot fail, so every original goes back.
             for lora in merged:
                 lora._disable_adapters = False
+            for module in packed_modules:
+                del module.forward
             for module, weight in reversed(originals):
                 module._parameters["weight"] = weight
         live = {id(module) for module in modules}

@@ -19,11 +19,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import torch
-from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
+from transformers import GenerationConfig, LogitsProcessorList
 from transformers.generation.utils import GenerateDecoderOnlyOutput
 
 from trl_env.trl.models._bf16 import FrozenBF16Weights, bf16_autocast_active
 from trl_env.trl.models._prefix_cache import PrefixCache
+from trl_env.trl.models._reserved_cache import reserved_cache
+from trl_env.trl.models._sampling import TurnSampler, sampling_plan
 
 __all__ = [
     "Generator",
@@ -59,35 +61,6 @@ class Generator(Protocol):
             per sampled id.
         """
         ...
-
-
-class _SampledLogprobs(LogitsProcessor):
-    """Records the log-probability of each sampled token while ``generate`` runs.
-
-    Custom processors run before transformers' sampling warpers, so ``scores`` are the raw logits:
-    dividing by the temperature gives exactly the distribution TRL's loss uses
-    (``log_softmax(logits / temperature)``). Only the previous step's distribution is kept, so
-    memory is ``batch x vocab`` instead of ``batch x steps x vocab`` (``output_logits`` would need
-    gigabytes for a 150k vocabulary).
-    """
-
-    def __init__(self, prompt_length: int, temperature: float) -> None:
-        self.prompt_length = prompt_length
-        self.temperature = temperature if temperature > 0 else 1.0
-        self.steps: list[torch.Tensor] = []
-        self._previous: torch.Tensor | None = None
-
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        if input_ids.shape[1] > self.prompt_length:
-            self.collect(input_ids[:, -1])
-        self._previous = torch.log_softmax(scores.float() / self.temperature, dim=-1)
-        return scores
-
-    def collect(self, sampled: torch.Tensor) -> None:
-        if self._previous is not None:
-            index = sampled.to(self._previous.device).unsqueeze(1)
-            self.steps.append(self._previous.gather(1, index).squeeze(1))
-            self._previous = None
 
 
 def trainer_model_for_generation(
@@ -240,16 +213,22 @@ class TransformersGenerator:
                 config.return_dict_in_generate = True  # to get the cache back
             else:
                 self.prefix_cache.clear()
-            layout = self.prefix_cache.layout(model, inputs, self.pad_token_id, reuse=reuse)
+            layout = self.prefix_cache.layout(
+                model, inputs, self.pad_token_id, reuse=reuse, max_new_tokens=max_new_tokens
+            )
             width = layout.input_ids.shape[1]
-            recorder = _SampledLogprobs(width, self.temperature)
-            cache_kwargs = {_CACHE_ARGUMENT: layout.cache} if layout.cache is not None else {}
+            cache = layout.cache
+            if reuse and cache is None:  # room for the whole call, not a torch.cat per token
+                cache = reserved_cache(width + max_new_tokens)
+            plan = sampling_plan(config, model)  # plain sampling: by the recorder, not multinomial
+            recorder = TurnSampler(width, self.temperature, plan.warpers)
+            cache_kwargs = {_CACHE_ARGUMENT: cache} if cache is not None else {}
             bf16 = bf16_autocast_active("cpu") and device.type == "cpu"
             with self.frozen_bf16.swapped_in(model) if bf16 else contextlib.nullcontext():
                 output = model.generate(
                     input_ids=layout.input_ids.to(device),
                     attention_mask=layout.attention_mask.to(device),
-                    generation_config=config,
+                    generation_config=plan.generation_config,
                     logits_processor=LogitsProcessorList([recorder]),
                     **cache_kwargs,
                 )

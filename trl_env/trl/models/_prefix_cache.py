@@ -42,6 +42,8 @@ from typing import Any
 
 import torch
 
+from trl_env.trl.models._reserved_cache import ReservedLayer, reserved_cache
+
 __all__ = ["PrefixCache", "ReuseLayout"]
 
 
@@ -134,11 +136,18 @@ class PrefixCache:
         )
 
     def layout(
-        self, model: Any, inputs: Sequence[Sequence[int]], pad_token_id: int, reuse: bool = True
+        self,
+        model: Any,
+        inputs: Sequence[Sequence[int]],
+        pad_token_id: int,
+        reuse: bool = True,
+        max_new_tokens: int = 0,
     ) -> ReuseLayout:
         """Lay out ``inputs`` for one ``generate`` call, reusing stored prefixes where it pays.
 
-        With ``reuse=False`` (or nothing stored) this is plain left padding.
+        With ``reuse=False`` (or nothing stored) this is plain left padding. With reuse, the
+        cache reserves room for the call's input and ``max_new_tokens`` sampled tokens
+        (:class:`~trl_env.trl.models._reserved_cache.ReservedLayer`); without, ``cache`` is None.
         """
         self._call_key = _weights_key(model)  # the weights do not change during the call
         if self._weights_key is not None and self._weights_key != self._call_key:
@@ -168,7 +177,8 @@ class PrefixCache:
             columns.append(row_columns)
         self.reused_tokens += sum(cached)
         self.prefilled_tokens += sum(len(ids) for ids in inputs) - sum(cached)
-        cache = self._assemble(matches, cache_width) if cache_width else None
+        capacity = width + max_new_tokens
+        cache = self._assemble(matches, cache_width, capacity) if cache_width else None
         return ReuseLayout(cached, cache_width, input_ids, attention_mask, cache, columns)
 
     def remember(
@@ -213,10 +223,9 @@ class PrefixCache:
                     break
         return matches
 
-    def _assemble(self, matches: list[tuple[_Entry, int] | None], width: int) -> Any:
-        """The cache for this call: each row's reused states, right-aligned in ``width`` columns."""
-        from transformers import DynamicCache
-
+    def _assemble(self, matches: list[tuple[_Entry, int] | None], width: int, capacity: int) -> Any:
+        """The cache for this call: each row's reused states, right-aligned in ``width`` columns,
+        with room for ``capacity`` in all."""
         assert self._layers is not None
         device = self._layers[0][0].device
         gather = torch.zeros((len(matches), width), dtype=torch.long)
@@ -234,30 +243,30 @@ class PrefixCache:
                 (_gather(keys, gather, len(matches)), _gather(values, gather, len(matches)))
             )
         self._entries = []
-        return DynamicCache(ddp_cache_data=layers)
+        return reserved_cache(capacity, layers)
 
 
 def _gather(states: torch.Tensor, flat_index: torch.Tensor, rows: int) -> torch.Tensor:
     """Pick ``(row, column)`` states of a ``[rows, heads, columns, dim]`` tensor into a new one."""
     columns = states.shape[2]
     index = flat_index.view(rows, -1)
-    # Advanced indexing on dims 0 and 2 only copies the picked states: [rows, width, heads, dim].
+    # Advanced indexing on dims 0 and 2 only copies the picked states: [rows, width, heads, dim]
+    # (the cache copies them once more, into its reserved room).
     picked = states[index // columns, :, index % columns]
-    return picked.transpose(1, 2).contiguous()
+    return picked.transpose(1, 2)
 
 
 def _plain_layers(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
     """The (keys, values) of every layer, or None unless all are full-attention dynamic layers."""
-    try:
-        from transformers.cache_utils import DynamicCache, DynamicLayer
-    except ImportError:  # pragma: no cover - transformers without these classes
-        return None
+    from transformers.cache_utils import DynamicCache, DynamicLayer
+
     if type(cache) is not DynamicCache:
         return None
     layers = []
     for layer in cache.layers:
         keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
-        if type(layer) is not DynamicLayer or not isinstance(keys, torch.Tensor):
+        plain = type(layer) in (DynamicLayer, ReservedLayer)
+        if not plain or not isinstance(keys, torch.Tensor):
             return None
         if not isinstance(values, torch.Tensor) or keys.dim() != 4:
             return None

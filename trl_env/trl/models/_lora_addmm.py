@@ -1,0 +1,90 @@
+"""LoRA layers that add their adapter term inside one matmul (training on CPUs).
+
+peft's LoRA ``Linear`` computes ``result + lora_B(lora_A(x)) * scaling``: the rank-``r`` product is
+written out at the layer's full output width, then multiplied by ``scaling`` and added to the base
+output, each a pass over a ``rows x out`` activation. In the training pass of a multi-turn episode
+those activations are large (8 rows of 737 tokens through SmolLM2's 1,536-wide MLP: 18 MB each in
+bfloat16), and on a CPU such elementwise passes run at memory speed: the scaling, the addition and
+the adapter's output matmul of the MLP's two LoRA layers took about as long as the MLP's own
+matmuls (``torch.profiler`` on the step of ``benchmarks/grpo_step_profile.py``), in the forward
+pass, again when gradient checkpointing recomputes it, and in the backward pass.
+
+:func:`fuse_lora_additions` has each plain LoRA layer compute ``addmm(result, lora_A(x) * scaling,
+lora_B.weight.T)`` instead: the scaling is applied at rank ``r`` (16 columns instead of 1,536) and
+the addition is the matmul's own accumulation. The same sum, rounded differently: under bfloat16
+autocast the adapter term is accumulated in float32 and rounded once with the base output, where
+peft rounds the product, the scaled product and the sum each to bfloat16
+(``tests/trl/test_lora_addmm.py`` bounds the difference).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+__all__ = ["fuse_lora_additions"]
+
+
+def _plain(lora: Any) -> bool:
+    """Whether ``lora``'s adapters are vanilla LoRA that :func:`_fused_forward` computes."""
+    if getattr(lora, "fan_in_fan_out", False) or type(lora.base_layer) is not torch.nn.Linear:
+        return False
+    weights = [lora.base_layer.weight, *lora.lora_A.parameters(), *lora.lora_B.parameters()]
+    if any(weight.dtype != torch.float32 for weight in weights):
+        return False  # peft casts between dtypes there; this forward does not
+    for name in lora.lora_A:
+        dropout = lora.lora_dropout[name]
+        if (
+            name in getattr(lora, "lora_variant", {})  # DoRA and other variants
+            or getattr(lora.lora_B[name], "bias", None) is not None
+            or not isinstance(lora.lora_A[name], torch.nn.Linear)
+            or not (isinstance(dropout, torch.nn.Identity) or dropout.p == 0)
+        ):
+            return False
+    return True
+
+
+def _fused_forward(lora: Any) -> Any:
+    """``lora``'s forward with each adapter term added by one ``addmm`` (peft's otherwise)."""
+    peft_forward = type(lora).forward
+
+    def forward(x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+        if args or kwargs or lora.disable_adapters or lora.merged or not _plain(lora):
+            return peft_forward(lora, x, *args, **kwargs)  # merged, disabled, mixed batches, ...
+        result = lora.base_layer(x)
+        for name in lora.active_adapters:
+            if name not in lora.lora_A:
+                continue
+            down = lora.lora_A[name](x) * lora.scaling[name]  # r columns: cheap to scale
+            up = lora.lora_B[name].weight
+            flat = result.reshape(-1, result.shape[-1])
+            flat = torch.addmm(flat, down.reshape(-1, down.shape[-1]), up.t())
+            result = flat.view(result.shape)
+        return result
+
+    return forward
+
+
+def fuse_lora_additions(model: torch.nn.Module) -> int:
+    """Have every plain peft LoRA ``Linear`` of ``model`` add its adapter term inside one matmul
+    (see the module docstring). Layers with DoRA or another variant, a LoRA bias, active dropout
+    or a forward already replaced on the instance keep peft's.
+
+    Returns:
+        The number of layers changed.
+
+    Example:
+        >>> fuse_lora_additions(torch.nn.Linear(2, 2))  # no LoRA layer: nothing to do
+        0
+    """
+    try:
+        from peft.tuners.lora.layer import Linear as LoraLinear
+    except ImportError:  # peft is optional
+        return 0
+    changed = 0
+    for module in model.modules():
+        if type(module) is LoraLinear and "forward" not in module.__dict__ and _plain(module):
+            module.forward = _fused_forward(module)
+            changed += 1
+    return changed
