@@ -172,3 +172,24 @@ def test_a_peft_model_reuses_the_cache_too(tiny_model_dir) -> None:
     got, _ = play_turns(reusing, turns=3)
     assert reusing.prefix_cache.reused_tokens > 0
     assert [ids for _, ids, _ in got] == [ids for _, ids, _ in expected]
+
+
+def test_a_repeated_prompt_is_prefilled_once_with_the_same_tokens(model_and_tokenizer) -> None:
+    """A GRPO group's rows share their prompt: the first call prefills each distinct prompt once
+    (all but its last token) and every row reuses those states; the replies and log-probs are
+    those of a full prefill of every row, over several turns."""
+    model, tokenizer = model_and_tokenizer
+    prompt, other = list(range(20, 60)), list(range(70, 95))
+    inputs = [prompt, prompt, other, prompt]
+    plain = make_generator(model, tokenizer, reuse=False)
+    sharing = make_generator(model, tokenizer, reuse=True)
+    for turn in range(3):
+        expected, expected_logprobs = plain.generate(inputs, 6)
+        got, logprobs = sharing.generate(inputs, 6)
+        assert got == expected
+        for row, want in zip(logprobs, expected_logprobs, strict=True):
+            assert row == pytest.approx(want, abs=1e-5)
+        if turn == 0:  # two prompts prefilled (39 + 24 tokens), every row's last token fed
+            assert sharing.prefix_cache.prefilled_tokens == 39 + 24 + 4
+            assert sharing.prefix_cache.reused_tokens == 3 * 39 + 24
+        inputs = [ids + reply + [100 + turn] for ids, reply in zip(inputs, got, strict=True)]

@@ -48,7 +48,11 @@ from typing import Any
 
 import torch
 
-from trl_env.trl.models._onednn_linear import PackedLinearForward, onednn_packing_available
+from trl_env.trl.models._onednn_linear import (
+    PackedLinearForward,
+    onednn_packing_available,
+    shared_casts,
+)
 
 __all__ = [
     "FrozenBF16Weights",
@@ -230,6 +234,7 @@ class FrozenBF16Weights:
     def __init__(self, *, merge_lora: bool = True, prepack: bool = True) -> None:
         self.merge_lora = merge_lora
         self.prepack = prepack
+        self._casts = shared_casts()  # one bf16 cast of an input read by several layers
         # id(module) -> (the float32 weight, its version then, the adapters' state then, the
         # bfloat16 copy, its packed forward or None); the weight is held weakly and compared by
         # identity, so a reused id() or storage never matches.
@@ -281,7 +286,7 @@ class FrozenBF16Weights:
                 copy = torch.nn.Parameter(merged.to(torch.bfloat16), requires_grad=False)
                 packed = None
                 if self.prepack and onednn_packing_available():
-                    packed = PackedLinearForward(copy, module.bias)
+                    packed = PackedLinearForward(copy, module.bias, self._casts)
             cached = (weakref.ref(weight), weight._version, adapters, copy, packed)
             self._copies[id(module)] = cached
         return cached[3], cached[4]
@@ -320,6 +325,7 @@ class FrozenBF16Weights:
                 lora._disable_adapters = False
             for module in packed_modules:
                 del module.forward
+            self._casts.clear()
             for module, weight in reversed(originals):
                 module._parameters["weight"] = weight
         live = {id(module) for module in modules}

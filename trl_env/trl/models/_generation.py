@@ -195,6 +195,10 @@ class TransformersGenerator:
         else:
             yield self._model
 
+    def _weights(self, model: Any, bf16: bool) -> contextlib.AbstractContextManager[Any]:
+        """The weights to generate with: the frozen bfloat16 copies under CPU bf16 autocast."""
+        return self.frozen_bf16.swapped_in(model) if bf16 else contextlib.nullcontext()
+
     def generate(
         self, inputs: Sequence[Sequence[int]], max_new_tokens: int
     ) -> tuple[list[list[int]], list[list[float]]]:
@@ -213,6 +217,11 @@ class TransformersGenerator:
                 config.return_dict_in_generate = True  # to get the cache back
             else:
                 self.prefix_cache.clear()
+            bf16 = bf16_autocast_active("cpu") and device.type == "cpu"
+            if reuse:  # a group's rows share their prompt: prefill it once
+                self.prefix_cache.share_repeated_inputs(
+                    model, inputs, self.pad_token_id, self._weights(model, bf16)
+                )
             layout = self.prefix_cache.layout(
                 model, inputs, self.pad_token_id, reuse=reuse, max_new_tokens=max_new_tokens
             )
@@ -223,8 +232,7 @@ class TransformersGenerator:
             plan = sampling_plan(config, model)  # plain sampling: by the recorder, not multinomial
             recorder = TurnSampler(width, self.temperature, plan.warpers)
             cache_kwargs = {_CACHE_ARGUMENT: cache} if cache is not None else {}
-            bf16 = bf16_autocast_active("cpu") and device.type == "cpu"
-            with self.frozen_bf16.swapped_in(model) if bf16 else contextlib.nullcontext():
+            with self._weights(model, bf16):
                 output = model.generate(
                     input_ids=layout.input_ids.to(device),
                     attention_mask=layout.attention_mask.to(device),

@@ -15,6 +15,10 @@ Layout of a call that reuses the cache (one line per row; ``.`` is padding, mask
 ``generate`` derives positions from the cumulative sum of the attention mask, so the padding in
 the middle of a row does not shift them, and it feeds only the columns after the cache.
 
+Rows that repeat an input (the episodes of a GRPO group start from the same prompt) need its
+states only once: :meth:`PrefixCache.share_repeated_inputs` prefills each distinct input of the
+first call once (all but its last token) and stores the states; every repeat then reuses them.
+
 It is a cache, never a source of truth: a row without a stored prefix is prefilled in full, and
 a call where reuse would not save at least half of the prefill columns runs without it. States
 computed with other weights must never be reused: the rollout clears the store after every
@@ -35,6 +39,7 @@ count the padding), and caches whose layers are not plain full-attention ``Dynam
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -181,6 +186,40 @@ class PrefixCache:
         cache = self._assemble(matches, cache_width, capacity) if cache_width else None
         return ReuseLayout(cached, cache_width, input_ids, attention_mask, cache, columns)
 
+    def share_repeated_inputs(
+        self,
+        model: Any,
+        inputs: Sequence[Sequence[int]],
+        pad_token_id: int,
+        weights: Any = None,
+    ) -> None:
+        """Prefill each distinct input once when rows repeat one and nothing is stored yet.
+
+        Stores the states of every distinct input but its last token, so that the next
+        :meth:`layout` of ``inputs`` gives each row its input's states and feeds one token.
+        ``weights``: a context manager to run the prefill in (the generator's bfloat16 copies),
+        so the states are those ``generate`` itself would compute.
+        """
+        distinct = list(dict.fromkeys(tuple(ids) for ids in inputs))
+        if self._entries or len(distinct) == len(inputs) or min(map(len, distinct)) < 2:
+            return
+        trimmed = [list(ids[:-1]) for ids in distinct]
+        layout = self.layout(model, trimmed, pad_token_id, reuse=False)
+        device = next(model.parameters()).device
+        mask = layout.attention_mask.to(device)
+        cache = reserved_cache(layout.input_ids.shape[1])
+        with weights if weights is not None else contextlib.nullcontext():
+            model(
+                input_ids=layout.input_ids.to(device),
+                attention_mask=mask,
+                # As generate derives them: padding does not count.
+                position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
+                use_cache=True,
+                logits_to_keep=1,
+                **{_forward_cache_keyword(model): cache},
+            )
+        self.remember(trimmed, [[] for _ in trimmed], layout, cache)
+
     def remember(
         self,
         inputs: Sequence[Sequence[int]],
@@ -272,6 +311,16 @@ def _plain_layers(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
             return None
         layers.append((keys, values))
     return layers or None
+
+
+def _forward_cache_keyword(model: Any) -> str:
+    """The name ``model``'s forward takes its cache by (``cache`` since transformers 5.24)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    try:
+        parameters = inspect.signature(base.forward).parameters
+    except (TypeError, ValueError):
+        return "past_key_values"
+    return "cache" if "cache" in parameters else "past_key_values"
 
 
 def _weights_key(model: Any) -> tuple[Any, ...]:
