@@ -55,3 +55,20 @@ def test_disabled_adapters_and_merged_copies_take_peft_s_path(lora_model) -> Non
 def test_layers_with_dropout_keep_peft_s_forward(tmp_path) -> None:
     model, _ = tiny_lora(tmp_path, lora_dropout=0.1)
     assert fuse_lora_additions(model) == 0
+
+
+def test_one_shared_cast_is_bitwise_autocasts_casts(lora_model, monkeypatch) -> None:  # noqa: F811
+    """The fused layers cast a float32 input to bfloat16 once for all its readers; outputs and
+    gradients are bitwise those of each layer casting its own (the gradients still reach the
+    input in float32, one edge per reader)."""
+    from trl_env.trl.models import _lora_addmm
+
+    model, _ = lora_model
+    fuse_lora_additions(model)
+    ids = torch.tensor([[5, 6, 7, 8, 9, 10], [11, 12, 13, 14, 15, 16]])
+    shared, shared_grads = outputs_and_grads(model, ids, autocast=True)
+    monkeypatch.setattr(_lora_addmm._SharedInputCast, "__call__", lambda self, x: x)
+    own, own_grads = outputs_and_grads(model, ids, autocast=True)
+    assert torch.equal(shared, own)
+    for a, b in zip(shared_grads, own_grads, strict=True):
+        assert torch.equal(a, b)

@@ -15,15 +15,62 @@ the addition is the matmul's own accumulation. The same sum, rounded differently
 autocast the adapter term is accumulated in float32 and rounded once with the base output, where
 peft rounds the product, the scaled product and the sum each to bfloat16
 (``tests/trl/test_lora_addmm.py`` bounds the difference).
+
+Under bfloat16 autocast these layers also cast a float32 input once for all of them: autocast
+casts the input of every linear layer separately, so the query, key and value projections and
+their adapters cast the same normalised activation six times (the MLP's gate and up projections
+four), in the forward pass and again when gradient checkpointing recomputes it. The shared cast
+gives each reader its own autograd edge that converts its gradient to float32, as autocast's cast
+does, so the gradients are summed in float32 as before: bitwise the same numbers.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import torch
 
+from trl_env.trl.models._bf16 import bf16_autocast_active
+
 __all__ = ["fuse_lora_additions"]
+
+
+class _CastAlias(torch.autograd.Function):
+    """``cast`` (``x`` cast to bfloat16) as one reader's input: its gradient reaches ``x`` in
+    float32, as through autocast's own cast."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, cast: torch.Tensor) -> torch.Tensor:
+        ctx.dtype = x.dtype
+        return cast.view_as(cast)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        return grad.to(ctx.dtype), None
+
+
+class _SharedInputCast:
+    """The bfloat16 cast of the last float32 input under CPU bf16 autocast, for every layer that
+    reads it (compared by identity and in-place version)."""
+
+    def __init__(self) -> None:
+        self._input: weakref.ref[torch.Tensor] | None = None
+        self._version = -1
+        self._cast: torch.Tensor | None = None
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dtype != torch.float32 or not bf16_autocast_active(x.device.type):
+            return x
+        version = -1 if x.is_inference() else x._version
+        if self._input is None or self._input() is not x or self._version != version:
+            with torch.autocast(x.device.type, enabled=False):
+                cast = x.detach().to(torch.bfloat16)
+            self._input, self._version, self._cast = weakref.ref(x), version, cast
+        assert self._cast is not None
+        if torch.is_grad_enabled() and x.requires_grad:
+            return _CastAlias.apply(x, self._cast)
+        return self._cast
 
 
 def _plain(lora: Any) -> bool:
@@ -45,18 +92,19 @@ def _plain(lora: Any) -> bool:
     return True
 
 
-def _fused_forward(lora: Any) -> Any:
+def _fused_forward(lora: Any, shared_cast: _SharedInputCast) -> Any:
     """``lora``'s forward with each adapter term added by one ``addmm`` (peft's otherwise)."""
     peft_forward = type(lora).forward
 
     def forward(x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
         if args or kwargs or lora.disable_adapters or lora.merged or not _plain(lora):
             return peft_forward(lora, x, *args, **kwargs)  # merged, disabled, mixed batches, ...
-        result = lora.base_layer(x)
+        # What autocast would give each matmul, cast once; one autograd edge per reader.
+        result = lora.base_layer(shared_cast(x))
         for name in lora.active_adapters:
             if name not in lora.lora_A:
                 continue
-            down = lora.lora_A[name](x) * lora.scaling[name]  # r columns: cheap to scale
+            down = lora.lora_A[name](shared_cast(x)) * lora.scaling[name]  # r columns: cheap
             up = lora.lora_B[name].weight
             flat = result.reshape(-1, result.shape[-1])
             flat = torch.addmm(flat, down.reshape(-1, down.shape[-1]), up.t())
@@ -82,9 +130,9 @@ def fuse_lora_additions(model: torch.nn.Module) -> int:
         from peft.tuners.lora.layer import Linear as LoraLinear
     except ImportError:  # peft is optional
         return 0
-    changed = 0
+    changed, shared_cast = 0, _SharedInputCast()
     for module in model.modules():
         if type(module) is LoraLinear and "forward" not in module.__dict__ and _plain(module):
-            module.forward = _fused_forward(module)
+            module.forward = _fused_forward(module, shared_cast)
             changed += 1
     return changed

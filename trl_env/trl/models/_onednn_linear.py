@@ -57,8 +57,10 @@ class _LastCast:
         self._cast: torch.Tensor | None = None
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        if self._input is not x or self._version != x._version or self._cast is None:
-            self._input, self._version, self._cast = x, x._version, x.to(torch.bfloat16)
+        # Inference tensors (under torch.inference_mode) cannot be edited in place: no counter.
+        version = -1 if x.is_inference() else x._version
+        if self._input is not x or self._version != version or self._cast is None:
+            self._input, self._version, self._cast = x, version, x.to(torch.bfloat16)
         return self._cast
 
     def clear(self) -> None:
