@@ -10,10 +10,13 @@ only in what the CPU defaults change:
 * ``bf16-no-checkpointing``: checkpointing off and bfloat16 autocast;
 * ``after``: what ``trl-env train`` does on a CPU with bf16 units (``amx_bf16``/``avx512_bf16``,
   where oneDNN runs bf16 matmuls in hardware): gradient checkpointing kept on, bfloat16 autocast
-  for the training passes and the rollout's generation, which holds the frozen LoRA base weights
-  in bfloat16 with the adapters folded in instead of re-casting them at every decode step; and
-  trl-env's trainer (``TurnCreditGRPOTrainer``, ``credit="episode"``: TRL's loss), whose training
-  forward projects only the model's own tokens through the LM head.
+  for the training passes and the rollout's generation, and trl-env's trainer
+  (``TurnCreditGRPOTrainer``, ``credit="episode"``: TRL's loss). Generation holds the frozen LoRA
+  base weights in bfloat16 with the adapters folded in, packed once for oneDNN; prefills a
+  group's shared prompt once; appends the KV cache into reserved room; and samples by inverse
+  CDF. The training forward projects only the model's own tokens through the LM head, runs
+  without the padding mask where that is exact (causal attention), and adds each LoRA term
+  inside one matmul from one shared bfloat16 cast of its input.
 
 The other settings train with TRL's ``GRPOTrainer`` itself.
 
