@@ -268,10 +268,15 @@ def test_unmasked_layout() -> None:
     from trl_env.trl._model_token_scoring import _rotate, _unmasked_layout
 
     mask = torch.tensor([[0, 0, 1, 1, 0], [1, 1, 1, 0, 0], [0, 0, 0, 0, 0]])
-    assert _unmasked_layout(mask, position_ids_ok=True).tolist() == [2, 0, 0]
-    assert _unmasked_layout(mask, position_ids_ok=False) is None  # rotating needs position ids
-    assert _unmasked_layout(mask[1:], position_ids_ok=False).tolist() == [0, 0]
-    assert _unmasked_layout(torch.tensor([[1, 0, 1]]), position_ids_ok=True) is None
+    assert _unmasked_layout(mask, position_limit=100).tolist() == [2, 0, 0]
+    assert _unmasked_layout(mask, position_limit=None) is None  # rotating needs position ids
+    assert _unmasked_layout(mask, position_limit=6) is None  # rotated positions up to 2 + 5
+    assert _unmasked_layout(mask, position_limit=7).tolist() == [2, 0, 0]
+    assert _unmasked_layout(mask[1:], position_limit=None).tolist() == [0, 0]
+    assert _unmasked_layout(torch.tensor([[1, 0, 1]]), position_limit=100) is None
+    # A row whose first token is scored (no prompt before it) keeps the mask.
+    assert _unmasked_layout(mask, position_limit=100, first_scored=2) is None
+    assert _unmasked_layout(mask, position_limit=100, first_scored=3).tolist() == [2, 0, 0]
     values = torch.tensor([[1, 2, 3, 4], [5, 6, 7, 8]])
     shift = torch.tensor([1, 3])
     assert _rotate(values, shift).tolist() == [[2, 3, 4, 1], [8, 5, 6, 7]]

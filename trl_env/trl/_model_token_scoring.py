@@ -25,7 +25,10 @@ padding: how TRL lays out prompt and completion), each row is rotated so that it
 column 0, the model runs without a mask and with each token's original position id
 (``position_ids``), and the outputs are rotated back. Every token then sees exactly the tokens and
 positions it saw with the mask; padding only ever comes after it. Rows with padding only on the
-right need no rotation and no position ids.
+right need no rotation and no position ids. The mask stays where that would not be exact: padding
+between tokens, a rotary scaling that reads the batch's largest position (``dynamic``,
+``longrope``), rotated positions past ``max_position_embeddings``, a model without
+``position_ids``, or a row whose first token is already a scored one.
 
 It applies to the training forward only (``_compute_loss``, and only for text inputs without MoE
 auxiliary losses); the reference and old-policy passes run as in TRL.
@@ -82,9 +85,33 @@ def _accepts_position_ids(model: Any) -> bool:
         return False
 
 
-def _unmasked_layout(mask: torch.Tensor, position_ids_ok: bool) -> torch.Tensor | None:
+def _rotation_limit(model: Any) -> int | None:
+    """The largest position id a rotated row may use (its wrapped padding counts past the row),
+    or None where rotating could change the numbers: rotary scalings that read the largest
+    position of the batch (``dynamic``, ``longrope``) or a model without ``position_ids``."""
+    if not _accepts_position_ids(model):
+        return None
+    config = getattr(getattr(model, "module", model), "config", None)
+    if config is not None and hasattr(config, "get_text_config"):
+        config = config.get_text_config(decoder=True)
+    rope: Any = getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None)
+    if isinstance(rope, dict) and rope.get("rope_type", rope.get("type")) in (
+        "dynamic",
+        "longrope",
+    ):
+        return None
+    limit = getattr(config, "max_position_embeddings", None)
+    return int(limit) if isinstance(limit, int) else 1 << 62
+
+
+def _unmasked_layout(
+    mask: torch.Tensor, position_limit: int | None, first_scored: int | None = None
+) -> torch.Tensor | None:
     """How to run ``mask``'s rows without a mask: each row's leading padding (all zeros: nothing
-    to rotate), or None when a row's ones are not one run or rotating needs ``position_ids``."""
+    to rotate), or None when a row's ones are not one run, or rotating is not exact: no
+    ``position_limit`` (see :func:`_rotation_limit`), rotated positions past it, or a row whose
+    first token is at or after column ``first_scored`` (its score would come from padding;
+    None: no such check)."""
     columns = torch.arange(mask.size(1), device=mask.device)
     lengths = mask.sum(dim=1)
     # Each row's first one (an all-zero row counts as starting at 0).
@@ -93,8 +120,11 @@ def _unmasked_layout(mask: torch.Tensor, position_ids_ok: bool) -> torch.Tensor 
     run = (columns >= leading[:, None]) & (columns < (leading + lengths)[:, None])
     if not torch.equal(run, mask.bool()):
         return None  # padding between tokens
-    if bool(leading.any()) and not position_ids_ok:
-        return None
+    if bool(leading.any()):
+        if position_limit is None or int(leading.max()) + mask.size(1) > position_limit:
+            return None
+        if first_scored is not None and bool(((leading >= first_scored) & (lengths > 0)).any()):
+            return None
     return leading
 
 
@@ -184,21 +214,28 @@ class ModelTokenScoring:
                 labels[:, :-logits_to_keep] = -100
                 completion = labels[:, -logits_to_keep:]
                 completion.masked_fill_(scored[start : start + batch_size] == 0, -100)
-                log_probs, entropy = self._scored_forward(model, ids, mask, labels)
+                log_probs, entropy = self._scored_forward(
+                    model, ids, mask, labels, ids.size(1) - logits_to_keep
+                )
                 logps.append(log_probs[:, -logits_to_keep:])
                 if compute_entropy:
                     entropies.append(entropy[:, -logits_to_keep:])
         return torch.cat(logps), (torch.cat(entropies) if compute_entropy else None), None
 
     def _scored_forward(
-        self, model: Any, ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor
+        self,
+        model: Any,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        labels: torch.Tensor,
+        first_scored: int,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """TRL's fused head on ``labels``: per-position log-probabilities and entropies (position
         ``j`` scores the token at column ``j + 1``), run without the padding mask where that is
         exact (see the module docstring)."""
         leading = None
         if self.attend_without_padding_mask:
-            leading = _unmasked_layout(mask, _accepts_position_ids(model))
+            leading = _unmasked_layout(mask, _rotation_limit(model), first_scored)
         if leading is None:
             with self.accelerator.autocast():  # type: ignore[attr-defined]
                 outputs = model(

@@ -285,8 +285,17 @@ class FrozenBF16Weights:
                         merged += lora.get_delta_weight(name).to(merged.dtype)
                 copy = torch.nn.Parameter(merged.to(torch.bfloat16), requires_grad=False)
                 packed = None
-                if self.prepack and onednn_packing_available():
-                    packed = PackedLinearForward(copy, module.bias, self._casts)
+                # Only nn.Linear's own forward (subclasses add logic) with a bias that cannot
+                # change under the copy (the packed layer keeps a bf16 copy of it).
+                plain = type(module).forward is torch.nn.Linear.forward
+                bias = module.bias
+                if (
+                    self.prepack
+                    and plain
+                    and (bias is None or not bias.requires_grad)
+                    and onednn_packing_available()
+                ):
+                    packed = PackedLinearForward(copy, bias, self._casts)
             cached = (weakref.ref(weight), weight._version, adapters, copy, packed)
             self._copies[id(module)] = cached
         return cached[3], cached[4]

@@ -12,9 +12,10 @@ pass, again when gradient checkpointing recomputes it, and in the backward pass.
 :func:`fuse_lora_additions` has each plain LoRA layer compute ``addmm(result, lora_A(x) * scaling,
 lora_B.weight.T)`` instead: the scaling is applied at rank ``r`` (16 columns instead of 1,536) and
 the addition is the matmul's own accumulation. The same sum, rounded differently: under bfloat16
-autocast the adapter term is accumulated in float32 and rounded once with the base output, where
-peft rounds the product, the scaled product and the sum each to bfloat16
-(``tests/trl/test_lora_addmm.py`` bounds the difference).
+autocast the rank-``r`` activation is rounded to bfloat16 (as in peft) and so is its scaled copy
+(exact for a power-of-two scaling), and the adapter term is accumulated in float32 into the base
+output and rounded once, where peft rounds the full-width product, the scaled product and the sum
+each to bfloat16 (``tests/trl/test_lora_addmm.py`` bounds the difference).
 
 Under bfloat16 autocast these layers also cast a float32 input once for all of them: autocast
 casts the input of every linear layer separately, so the query, key and value projections and

@@ -57,7 +57,8 @@ class _LastCast:
         self._cast: torch.Tensor | None = None
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        # Inference tensors (under torch.inference_mode) cannot be edited in place: no counter.
+        # Inference tensors have no version counter (an in-place edit under inference_mode would
+        # go unseen; generation runs under no_grad).
         version = -1 if x.is_inference() else x._version
         if self._input is not x or self._version != version or self._cast is None:
             self._input, self._version, self._cast = x, version, x.to(torch.bfloat16)

@@ -34,7 +34,9 @@ same tokens or cannot work: beam search, several return sequences, ``use_cache=F
 ``cache_implementation`` (static, sliding-window, quantized, ...), repetition penalties and
 no-repeat n-grams (they read every input id, and reuse moves padding into the middle of a row),
 encoder-decoder models, models whose ``forward`` takes no ``position_ids`` (positions would then
-count the padding), and caches whose layers are not plain full-attention ``DynamicLayer`` s.
+count the padding), models with other than full-attention layers (sliding-window, chunked, linear
+attention, shared KV; per the config), and caches whose layers are not plain full-attention
+``DynamicLayer`` s.
 """
 
 from __future__ import annotations
@@ -130,7 +132,8 @@ class PrefixCache:
             return default
 
         return (
-            setting("use_cache", True) is not False
+            _full_attention_only(config)
+            and setting("use_cache", True) is not False
             and setting("cache_implementation", None) is None
             and setting("num_beams", 1) == 1
             and setting("num_return_sequences", 1) == 1
@@ -198,7 +201,8 @@ class PrefixCache:
         Stores the states of every distinct input but its last token, so that the next
         :meth:`layout` of ``inputs`` gives each row its input's states and feeds one token.
         ``weights``: a context manager to run the prefill in (the generator's bfloat16 copies),
-        so the states are those ``generate`` itself would compute.
+        so the states are those ``generate`` would compute (up to the rounding of another batch
+        shape).
         """
         distinct = list(dict.fromkeys(tuple(ids) for ids in inputs))
         if self._entries or len(distinct) == len(inputs) or min(map(len, distinct)) < 2:
@@ -208,8 +212,11 @@ class PrefixCache:
         device = next(model.parameters()).device
         mask = layout.attention_mask.to(device)
         cache = reserved_cache(layout.input_ids.shape[1])
+        # The forward generate() runs: a PEFT model generates through its base model's (not its
+        # own, which accelerate may have wrapped in the trainer's autocast).
+        forward = model.get_base_model() if hasattr(model, "get_base_model") else model
         with weights if weights is not None else contextlib.nullcontext():
-            model(
+            forward(
                 input_ids=layout.input_ids.to(device),
                 attention_mask=mask,
                 # As generate derives them: padding does not count.
@@ -311,6 +318,23 @@ def _plain_layers(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
             return None
         layers.append((keys, values))
     return layers or None
+
+
+def _full_attention_only(config: Any) -> bool:
+    """Whether every layer of the model attends to its whole past (no sliding window, chunked,
+    linear or shared layers: their caches are not plain columns of states, and a sliding mask
+    counts columns, which the reuse layout pads)."""
+    text = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
+    try:
+        from transformers.cache_utils import get_layer_types_and_kwargs
+
+        layer_types = list(get_layer_types_and_kwargs(text)[0])
+    except (ImportError, AttributeError, TypeError):  # older transformers, unusual configs
+        layer_types = list(getattr(text, "layer_types", None) or [])
+        if not layer_types:
+            windowed = ("sliding_window", "attention_chunk_size")
+            return all(getattr(text, name, None) is None for name in windowed)
+    return all(layer_type == "full_attention" for layer_type in layer_types)
 
 
 def _forward_cache_keyword(model: Any) -> str:

@@ -98,7 +98,8 @@ def sampling_plan(config: GenerationConfig, model: Any = None) -> SamplingPlan:
         {
             **given.to_dict(),
             "do_sample": False,
-            # transformers' defaults: neither refilled from the model's config nor warned about.
+            # transformers' defaults: not refilled from the model's config, not warned about
+            # (a min_p of None is refilled, and greedy decoding ignores it).
             "temperature": 1.0,
             "top_k": 50,
             "top_p": 1.0,
