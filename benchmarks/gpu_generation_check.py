@@ -120,7 +120,7 @@ def main() -> None:
     ids, mask = ids.to(device), mask.to(device)
     with torch.no_grad():
         want = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits.float(), -1)
-        leading = scoring._unmasked_layout(mask, position_ids_ok=True)
+        leading = scoring._unmasked_layout(mask, position_limit=config.max_position_embeddings)
         positions = leading[:, None] + torch.arange(ids.size(1), device=device)
         rotated = model(input_ids=scoring._rotate(ids, leading), position_ids=positions).logits
         got = torch.log_softmax(rotated.float(), -1)
