@@ -24,10 +24,12 @@ being added to the output in bfloat16, a difference of the size of bfloat16's ow
 (``tests/trl/test_bf16.py`` bounds it). Layers whose forward merging would change (DoRA, a LoRA
 bias, active dropout, several layers deep, already merged or disabled) run unmerged.
 
-Where PyTorch's oneDNN ops run and match ``F.linear`` bit for bit, each copy is also packed once
-into oneDNN's blocked layout and the layer runs on it while inside (``prepack=True``, the default;
-see :mod:`~trl_env.trl.models._onednn_linear`): ``F.linear`` re-packs the weight at every call,
-a good part of a decode step's matmuls. Same numbers, bit for bit.
+Where PyTorch's oneDNN ops run and match ``F.linear`` bit for bit (checked once per process),
+each copy of a plain ``nn.Linear`` (not a subclass with its own forward, no trainable bias) is also
+packed once into oneDNN's blocked layout and the layer runs on it while inside (``prepack=True``,
+the default; see :mod:`~trl_env.trl.models._onednn_linear`): ``F.linear`` re-packs the weight at
+every call, a good part of a decode step's matmuls. The same numbers bit for bit on the shapes
+checked (``tests/trl/test_bf16.py``: a whole model's logits).
 
 Copies are rebuilt when a weight is replaced or edited in place through the tensor (its version
 counter moves); an edit through ``.data`` is not seen (call ``clear``). A merged copy is rebuilt

@@ -72,7 +72,7 @@ def run_defaults(*, tiny_model: bool, lora: bool) -> dict[str, Any]:
 
     on_cpu = not _has_gpu()
     # bf16: a GPU's TRL default where it supports bf16; on a CPU with AMX it is what lets LoRA
-    # SmolLM2's step run 2.57x faster (benchmarks/grpo_step_profile.py; docs/real_models.md).
+    # SmolLM2's step run 2.66x faster (benchmarks/grpo_step_profile.py; docs/real_models.md).
     defaults = {**_MODEL_DEFAULTS, "bf16": default_bf16()}
     if on_cpu:
         defaults.update(_CPU_MODEL_DEFAULTS)
