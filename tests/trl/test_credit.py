@@ -186,7 +186,7 @@ def test_misaligned_turns_are_refused() -> None:
 @pytest.mark.parametrize(
     ("credit_value", "gamma", "match"),
     [
-        ("step", 1.0, "credit must be 'episode' or 'turn', got 'step'"),
+        ("step", 1.0, "credit must be 'episode', 'turn' or 'step-group', got 'step'"),
         ("turn", -0.1, r"gamma must be a number in \[0, 1\]"),
         ("turn", 1.5, r"gamma must be a number in \[0, 1\]"),
         ("turn", float("nan"), r"gamma must be a number in \[0, 1\]"),
@@ -213,6 +213,8 @@ def test_train_options() -> None:
     args = parser.parse_args(["TextGuessNumber-v0", "--credit", "turn", "--gamma", "0.9"])
     config = config_from_args(args)
     assert config.credit == "turn" and config.gamma == 0.9
+    config = config_from_args(parser.parse_args(["TextGuessNumber-v0", "--credit", "step-group"]))
+    assert config.credit == "step-group"
     with pytest.raises(SystemExit):  # argparse: "invalid choice: 'step' (choose from ...)"
         parser.parse_args(["TextGuessNumber-v0", "--credit", "step"])
 

@@ -39,8 +39,39 @@ once, around the batch mean, as TRL does), ``"none"`` does not divide. Reward fu
 computed and logged by TRL as usual but do not enter turn-level advantages: the step rewards
 carry the signal (``trl_env.env_reward`` sums the same rewards for the logged ``reward``).
 
+**Step-group credit** (``credit="step-group"``, after GiGPO: Feng et al., "Group-in-Group Policy
+Optimization for LLM Agent Training", arXiv 2505.10978). Our games are deterministic per seed, so
+the episodes of one group (one task) often reach the same state. A *step group* is the set of
+model turns of one GRPO group, across all its episodes (and within one episode, if it comes back),
+whose **observation** is the same text: the env message the model answered with that turn (the
+reset observation for the first turn, then the env's reply to the previous turn). Each turn ``t``
+of episode ``i``, with return-to-go ``G_it`` and step group ``S`` of ``k`` turns, gets
+
+    A_it = A^turn_it + A^step_it
+    A^step_it = (G_it - mean_S G) / (std_S G + 1e-4)     if k >= 2
+    A^step_it = 0                                         if k == 1
+
+where ``A^turn`` is the ``credit="turn"`` advantage above (same ``gamma``, same returns) and
+``mean_S``/``std_S`` are the plain mean and Bessel-corrected std of the ``k`` returns-to-go of the
+step group (each turn once; ``scale_rewards="none"``: no division, ``"group"`` and ``"batch"``:
+the step group's std). A turn whose observation no other turn of its group saw gets exactly its
+``credit="turn"`` advantage, so when no two turns share an observation the two modes are equal.
+
+How it differs from the paper: GiGPO's episode part is GRPO's episode advantage, one value per
+episode, from the undiscounted episode return; here it is the turn-credit advantage (each turn's
+discounted return-to-go, normalized in the group, see above), so that step-group credit is turn
+credit plus a step term and reduces to it exactly when no observation is shared (with
+terminal-only rewards and ``gamma=1`` the two episode parts are the same). One ``gamma`` serves
+both parts (GiGPO discounts only its step returns, with 0.95). GiGPO's step weight ``omega`` is
+1 here, with no option. It groups by the *anchor state*, the env's current state; here
+observations are compared as exact text, so an env whose message echoes the last reply ("Yes, E
+is in the word") groups by state and by that reply. As in GiGPO, the first turns of a group
+always form one step group (same seed, same reset observation): with terminal-only rewards and
+``gamma=1`` a first turn's step term equals its GRPO advantage, so it gets that advantage twice.
+
 Use :class:`TurnCreditGRPOTrainer` in place of ``GRPOTrainer``, with trl-env's rollout (or any
-``rollout_func`` that returns ``env_mask`` and ``step_rewards``):
+``rollout_func`` that returns ``env_mask`` and ``step_rewards``, and, for step-group credit,
+``episode_messages``):
 
 Example:
     >>> returns_to_go([-0.1, 0.0, 1.0], gamma=0.5)
@@ -59,7 +90,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -77,7 +108,9 @@ __all__ = [
     "check_credit",
     "normalize_returns",
     "returns_to_go",
+    "step_group_advantages",
     "turn_advantages",
+    "turn_observations",
 ]
 
 logger = logging.getLogger(__name__)
@@ -180,6 +213,92 @@ def _weighted_std(episodes: Sequence[Sequence[float]], mean: float) -> float:
     return math.sqrt(squares / (len(episodes) - 1))  # Bessel-corrected, like TRL's nanstd
 
 
+def step_group_advantages(
+    returns: Sequence[Sequence[float]],
+    observations: Sequence[Sequence[Hashable]],
+    group_size: int,
+    scale: str = "group",
+) -> list[list[float]]:
+    """The step term of step-group credit: each turn's return-to-go, normalized in its step group.
+
+    A step group is the set of turns of one group (``group_size`` consecutive episodes, as in
+    :func:`normalize_returns`) that saw the same observation, across episodes and within one.
+    For a step group of ``k >= 2`` turns, each gets ``(G - mean) / (std + 1e-4)`` with the plain
+    mean and the Bessel-corrected std of its ``k`` returns; a turn alone in its step group gets 0.
+    ``credit="step-group"`` adds this to :func:`normalize_returns`' advantages (see the module
+    docstring).
+
+    Args:
+        returns: Per episode, the return-to-go of each turn.
+        observations: Per episode, the observation of each model turn (any hashable: the text the
+            model answered). An episode may have fewer observations than returns (one with no
+            model turn has one return and none): the turns without one are in no step group.
+        group_size: Episodes per group (``num_generations``).
+        scale: ``"none"`` centres only; ``"group"`` and ``"batch"`` divide by the step group's std.
+
+    Returns:
+        The step terms, in the shape of ``returns``.
+
+    Raises:
+        ValueError: ``returns`` and ``observations`` do not have one entry per episode, an episode
+            has more observations than returns, ``len(returns)`` is not a multiple of
+            ``group_size``, or ``scale`` is unknown.
+
+    Example:
+        >>> # Two episodes whose first turns saw the same state "s0"; their second turns did not.
+        >>> step_group_advantages([[1.0, 1.0], [0.0, 0.0]], [["s0", "a"], ["s0", "b"]], 2)
+        [[0.707..., 0.0], [-0.707..., 0.0]]
+    """
+    if scale not in ("group", "batch", "none"):
+        raise ValueError(f"scale must be 'group', 'batch' or 'none', got {scale!r}")
+    if len(observations) != len(returns):
+        raise ValueError(
+            f"got observations for {len(observations)} episodes and returns for {len(returns)}"
+        )
+    if group_size < 1 or len(returns) % group_size:
+        raise ValueError(
+            f"{len(returns)} episodes do not make whole groups of {group_size} (num_generations)"
+        )
+    for index, (values, seen) in enumerate(zip(returns, observations, strict=True)):
+        if len(seen) > len(values):
+            raise ValueError(
+                f"episode {index} has {len(seen)} observations but {len(values)} returns-to-go"
+            )
+    advantages = [[0.0] * len(values) for values in returns]
+    for start in range(0, len(returns), group_size):
+        members: dict[Hashable, list[tuple[int, int]]] = {}
+        for episode in range(start, start + group_size):
+            for turn, observation in enumerate(observations[episode]):
+                members.setdefault(observation, []).append((episode, turn))
+        for turns in members.values():
+            if len(turns) < 2:
+                continue
+            values = [returns[i][t] for i, t in turns]
+            mean = sum(values) / len(values)
+            divisor = 1.0
+            if scale != "none":
+                variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+                divisor = math.sqrt(variance) + _EPS
+            for (i, t), value in zip(turns, values, strict=True):
+                advantages[i][t] = (value - mean) / divisor
+    return advantages
+
+
+def turn_observations(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The observation of each model turn of an episode: its env messages, in order.
+
+    ``messages`` is the rollout's ``episode_messages`` column (:meth:`trl_env.Episode.messages`):
+    the env's messages are its ``user`` messages (the reset observation, then the env's reply to
+    each step), so model turn ``t`` answered the ``t``-th.
+
+    Example:
+        >>> turn_observations([{"role": "user", "content": "Guess."},
+        ...     {"role": "assistant", "content": "[5]"}, {"role": "user", "content": "Higher."}])
+        ['Guess.', 'Higher.']
+    """
+    return [str(m.get("content", "")) for m in messages if m.get("role") == "user"]
+
+
 def _model_turn_spans(mask: Sequence[int]) -> list[tuple[int, int]]:
     """The ``[start, end)`` token spans of the model turns: the runs of 1s in a loss mask."""
     spans: list[tuple[int, int]] = []
@@ -202,10 +321,12 @@ def turn_advantages(
     num_generations: int,
     gamma: float = 1.0,
     scale_rewards: str = "group",
-    gather: Callable[[list[list[float]]], list[list[float]]] | None = None,
+    gather: Callable[[list[Any]], list[Any]] | None = None,
     offset: int = 0,
+    observations: Sequence[Sequence[Hashable]] | None = None,
 ) -> torch.Tensor:
-    """Token-level advantages of a batch: each model turn's normalized return-to-go.
+    """Token-level advantages of a batch: each model turn's normalized return-to-go (``credit=
+    "turn"``), plus, given ``observations``, its step-group term (``credit="step-group"``).
 
     The model turns of a completion are the runs of 1s in its row of ``loss_mask`` (the
     completion mask times the env mask), in order: trl-env's rollout puts at least one env token
@@ -223,6 +344,9 @@ def turn_advantages(
         gather: In distributed runs, returns every process's per-episode returns concatenated in
             process order (``accelerate.utils.gather_object``), since a group may span processes.
         offset: Where this process's episodes start in the gathered list.
+        observations: For step-group credit, per episode of this process, the observation of
+            each model turn (at least one per model turn; extra ones, such as the env's message
+            after the last turn, are ignored): :func:`step_group_advantages` is added.
 
     Returns:
         A float ``(B, T)`` tensor on ``loss_mask``'s device: each token of model turn ``t`` of
@@ -231,13 +355,19 @@ def turn_advantages(
     Raises:
         ValueError: ``step_rewards`` does not have one entry per row, or a completion has more
             model turns than its rewards can explain (more than ``len(rewards) + 1``: the env
-            mask does not separate the turns).
+            mask does not separate the turns), or fewer observations than model turns.
 
     Example:
         >>> mask = torch.tensor([[1, 1, 0, 1, 0, 1], [1, 0, 1, 0, 0, 0]])
         >>> turn_advantages([[0.0, 0.0, 1.0], [0.0, 0.0]], mask, num_generations=2)
         tensor([[ 0.7070,  0.7070,  0.0000,  0.7070,  0.0000,  0.7070],
                 [-0.7070,  0.0000, -0.7070,  0.0000,  0.0000,  0.0000]])
+        >>> # Step-group credit: both first turns saw "start", so they also get the step term.
+        >>> seen = [["start", "x", "y"], ["start", "z"]]
+        >>> turn_advantages([[0.0, 0.0, 1.0], [0.0, 0.0]], mask, num_generations=2,
+        ...                 observations=seen)
+        tensor([[ 1.4140,  1.4140,  0.0000,  0.7070,  0.0000,  0.7070],
+                [-1.4140,  0.0000, -0.7070,  0.0000,  0.0000,  0.0000]])
     """
     rows = loss_mask.tolist()
     if len(step_rewards) != len(rows):
@@ -254,6 +384,24 @@ def turn_advantages(
         local.append(returns_to_go(rewards, gamma, turns=max(len(turns), 1)))
     everyone = gather(local) if gather is not None else local
     normalized = normalize_returns(everyone, num_generations, scale_rewards)
+    if observations is not None:
+        if len(observations) != len(rows):
+            raise ValueError(f"got observations for {len(observations)} episodes, {len(rows)} rows")
+        seen: list[list[Hashable]] = []
+        for index, (turns, episode) in enumerate(zip(spans, observations, strict=True)):
+            if len(episode) < len(turns):
+                raise ValueError(
+                    f"episode {index} has {len(turns)} model turns in its token stream but "
+                    f"{len(episode)} observations: step-group credit needs the observation each "
+                    "model turn answered"
+                )
+            seen.append(list(episode[: len(turns)]))
+        everyone_seen = gather(seen) if gather is not None else seen
+        steps = step_group_advantages(everyone, everyone_seen, num_generations, scale_rewards)
+        normalized = [
+            [a + b for a, b in zip(turn, step, strict=True)]
+            for turn, step in zip(normalized, steps, strict=True)
+        ]
     advantages = torch.zeros(loss_mask.shape, dtype=torch.float32)
     mine = normalized[offset : offset + len(rows)]
     for row, (values, turns) in enumerate(zip(mine, spans, strict=True)):
@@ -264,7 +412,8 @@ def turn_advantages(
 
 
 class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
-    """TRL's ``GRPOTrainer`` with a choice of credit assignment: per episode or per turn.
+    """TRL's ``GRPOTrainer`` with a choice of credit assignment: per episode, per turn, or per
+    turn with step groups.
 
     With ``credit="episode"`` it is ``GRPOTrainer``'s loss, up to float rounding:
 
@@ -279,22 +428,26 @@ class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
     With ``credit="turn"`` it replaces
     the ``(B,)`` episode advantages by the ``(B, T)`` token advantages of :func:`turn_advantages`
     (``GRPOTrainer._compute_loss`` accepts both shapes); everything else (sampling, log-probs,
-    clipping, loss types, LoRA, checkpoints and resuming, ``accelerate``) is TRL's.
+    clipping, loss types, LoRA, checkpoints and resuming, ``accelerate``) is TRL's. With
+    ``credit="step-group"`` the token advantages also hold each turn's step-group term (turns of
+    a group that answered the same observation; see the module docstring).
 
-    The rollout must return ``env_mask`` and a ``step_rewards`` column (trl-env's
-    :func:`~trl_env.trl.make_rollout_func` does). In distributed runs every process computes the
+    The rollout must return ``env_mask`` and a ``step_rewards`` column, and for step-group credit
+    an ``episode_messages`` column (trl-env's :func:`~trl_env.trl.make_rollout_func` returns all
+    three). In distributed runs every process computes the
     advantages of its own episodes, from the returns of all processes' episodes (a group may span
     processes, as TRL's rewards do).
 
     Args:
         *args: ``GRPOTrainer``'s arguments.
-        credit: ``"turn"`` (default) or ``"episode"``.
+        credit: ``"turn"`` (default), ``"episode"`` or ``"step-group"``.
         gamma: Discount of later step rewards in a turn's return-to-go, in ``[0, 1]`` (0: each turn's own reward only).
         **kwargs: ``GRPOTrainer``'s keyword arguments.
 
     Raises:
         ValueError: For a bad ``credit`` or ``gamma`` (see :func:`check_credit`); at the first
-            step, if the rollout returned no ``step_rewards``.
+            step, if the rollout returned no ``step_rewards`` (or, for step-group credit, no
+            ``episode_messages``).
 
     Example:
         >>> trainer = TurnCreditGRPOTrainer(
@@ -319,10 +472,11 @@ class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
         self.gamma = float(gamma)
         self._terminal_only_said: set[str] = set()
         self._has_step_rewards: set[str] = set()
-        if credit == "turn" and list(self.reward_func_names) != ["env_reward"]:
+        if credit != "episode" and list(self.reward_func_names) != ["env_reward"]:
             logger.warning(
-                "credit='turn' builds advantages from the rollout's step_rewards; the reward "
+                "credit=%r builds advantages from the rollout's step_rewards; the reward "
                 "functions %s are computed and logged but do not enter the advantages",
+                credit,
                 list(self.reward_func_names),
             )
 
@@ -335,11 +489,21 @@ class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
         # TRL merges the rollout's extra columns into `inputs` (for the reward functions).
         if not inputs or "step_rewards" not in inputs[0]:
             raise ValueError(
-                "credit='turn' needs the 'step_rewards' column of trl_env's rollout: pass "
+                f"credit={self.credit!r} needs the 'step_rewards' column of trl_env's rollout: pass "
                 "rollout_func=trl_env.make_rollout_func(...) (or return step_rewards, one list of "
                 "step rewards per sample, from your rollout_func)"
             )
         step_rewards = [list(row["step_rewards"]) for row in inputs]
+        observations = None
+        if self.credit == "step-group":
+            if "episode_messages" not in inputs[0]:
+                raise ValueError(
+                    "credit='step-group' needs the 'episode_messages' column of trl_env's rollout "
+                    "(the env's messages are the observations that make step groups): pass "
+                    "rollout_func=trl_env.make_rollout_func(...) (or return episode_messages, the "
+                    "conversation as chat messages, from your rollout_func)"
+                )
+            observations = [turn_observations(row["episode_messages"]) for row in inputs]
         self._say_if_terminal_only(inputs, step_rewards)
         mask = output["completion_mask"]
         if "tool_mask" in output:  # the rollout's env_mask, padded
@@ -348,7 +512,7 @@ class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
         num_generations = self.num_generations if training else self.num_generations_eval
         if num_generations is None:  # never, once GRPOConfig has checked it (it divides by it)
             raise ValueError(
-                "credit='turn' needs the GRPO group size: set GRPOConfig(num_generations=...)"
+                f"credit={self.credit!r} needs the GRPO group size: set GRPOConfig(num_generations=...)"
             )
         output["advantages"] = turn_advantages(
             step_rewards,
@@ -358,6 +522,7 @@ class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
             scale_rewards=self.scale_rewards,
             gather=gather_object,
             offset=self.accelerator.process_index * len(inputs),
+            observations=observations,
         )
         return output
 
@@ -389,10 +554,12 @@ class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
                 self._has_step_rewards.add(env_id)
                 continue
             self._terminal_only_said.add(env_id)
+            exact = self.gamma == 1 and self.credit == "turn"
             logger.warning(
-                "credit='turn': %s gave no per-step rewards in this batch (only the final step's "
+                "credit=%r: %s gave no per-step rewards in this batch (only the final step's "
                 "reward was non-zero), so every turn's return-to-go is its discounted final reward"
                 "%s. Training goes on.",
+                self.credit,
                 env_id,
-                " (with gamma=1 that is exactly credit='episode')" if self.gamma == 1 else "",
+                " (with gamma=1 that is exactly credit='episode')" if exact else "",
             )

@@ -8,8 +8,12 @@ from numbers import Real
 
 __all__ = ["CREDITS", "check_credit"]
 
-CREDITS = ("episode", "turn")
-"""The credit-assignment modes: ``"episode"`` (GRPO: one advantage per episode) and ``"turn"``."""
+CREDITS = ("episode", "turn", "step-group")
+"""The credit-assignment modes: ``"episode"`` (GRPO: one advantage per episode), ``"turn"`` (each
+model turn its normalized return-to-go) and ``"step-group"`` (``"turn"`` plus GiGPO's step-group
+term for turns that saw the same observation); see :mod:`trl_env.trl._credit`."""
+
+_NAMES = ", ".join(repr(c) for c in CREDITS[:-1]) + f" or {CREDITS[-1]!r}"
 
 
 def check_credit(credit: str, gamma: float) -> None:
@@ -24,10 +28,11 @@ def check_credit(credit: str, gamma: float) -> None:
         >>> check_credit("step", 1.0)
         Traceback (most recent call last):
         ...
-        ValueError: credit must be 'episode' or 'turn', got 'step'
+        ValueError: credit must be 'episode', 'turn' or 'step-group', got 'step'
+        >>> check_credit("step-group", 0.9)
     """
     if credit not in CREDITS:
-        raise ValueError(f"credit must be 'episode' or 'turn', got {credit!r}")
+        raise ValueError(f"credit must be {_NAMES}, got {credit!r}")
     if isinstance(gamma, bool) or not isinstance(gamma, Real) or not 0 <= gamma <= 1:
         raise ValueError(
             f"gamma must be a number in [0, 1] (1: no discount; 0: each turn's own reward only), "
@@ -36,5 +41,5 @@ def check_credit(credit: str, gamma: float) -> None:
     if credit == "episode" and gamma != 1:
         raise ValueError(
             f"gamma={gamma} has no effect with credit='episode' (one advantage per episode): "
-            "set credit='turn' to discount per turn, or leave gamma at 1.0"
+            "set credit='turn' (or 'step-group') to discount per turn, or leave gamma at 1.0"
         )
