@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-import time
+from typing import Any
 
 import gymnasium as gym
 import pytest
@@ -92,15 +92,41 @@ def test_last_bracketed_examples(text: str, expected: str | None) -> None:
     ],
     ids=["many-spans", "only-openings", "one-closing", "only-closings"],
 )
-def test_last_bracketed_of_a_megabyte_is_fast(text: str) -> None:
-    """The regex takes 10-50 ms on these; scanning from the end takes well under 1 ms."""
-    timings = []
-    for _ in range(5):  # the fastest run: robust to a busy machine
-        start = time.perf_counter()
-        found = last_bracketed(text)
-        timings.append(time.perf_counter() - start)
-    assert found == regex_last_bracketed(text)
-    assert min(timings) < 2e-3, f"{min(timings) * 1e3:.2f} ms for 1 MB"
+def test_last_bracketed_of_a_megabyte_takes_a_few_scans(text: str) -> None:
+    """Scanning from the end: a few C-level string calls whatever the text, where the regex
+    collects every span (10-50 ms on these). The time itself, and its ratio to the regex's, is
+    measured by ``benchmarks/reply_parsing.py``."""
+    counted = _CountingStr(text)
+    assert last_bracketed(counted) == regex_last_bracketed(text)
+    assert "rfind" in counted.calls  # it did scan (a regex calls no str method)
+    assert len(counted.calls) <= 6, counted.calls  # no Python loop over characters or spans
+
+
+def _counted(name: str) -> Any:
+    def method(self: _CountingStr, *args: Any) -> Any:
+        self.calls.append(name)
+        return getattr(str, name)(self, *args)
+
+    return method
+
+
+class _CountingStr(str):
+    """A str that records the calls of its methods (a Python loop over it records one a char)."""
+
+    calls: list[str]
+
+    def __new__(cls, value: str) -> _CountingStr:
+        self = super().__new__(cls, value)
+        self.calls = []
+        return self
+
+    rfind, find, rindex, index = (_counted(n) for n in ("rfind", "find", "rindex", "index"))
+    split, rsplit, partition, rpartition, count = (
+        _counted(n) for n in ("split", "rsplit", "partition", "rpartition", "count")
+    )
+    __getitem__, __iter__, __contains__, __len__ = (
+        _counted(n) for n in ("__getitem__", "__iter__", "__contains__", "__len__")
+    )
 
 
 @pytest.mark.parametrize(

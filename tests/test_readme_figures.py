@@ -171,11 +171,19 @@ def test_readme_real_model_figures_match_results() -> None:
     def fraction(block: dict[str, Any]) -> str:
         return f"{round(block['success_rate'] * block['episodes'])}/{block['episodes']}"
 
-    def ci(block: dict[str, Any]) -> str:
-        """The interval as printed: recomputed from the counts (the file keeps 4 decimals)."""
+    def interval(block: dict[str, Any]) -> tuple[float, float]:
+        """The 95% Wilson interval, recomputed from the counts; the stored one must be it (the
+        file keeps 4 decimals)."""
         wins = round(block["success_rate"] * block["episodes"])
         low, high = wilson_interval(wins, block["episodes"])
         assert block["success_ci"] == pytest.approx([low, high], abs=1e-4)
+        if "success_ci_low" in block:  # newer files also keep the bounds on their own
+            assert [block["success_ci_low"], block["success_ci_high"]] == block["success_ci"]
+        return low, high
+
+    def ci(block: dict[str, Any]) -> str:
+        """The interval as printed."""
+        low, high = interval(block)
         return f"[{low:.3f}, {high:.3f}]"
 
     expected = (
@@ -183,8 +191,16 @@ def test_readme_real_model_figures_match_results() -> None:
         f"in {one_turn['steps']} steps ({one_turn['train_s'] / 60:.0f} minutes"
     )
     assert expected in text
+    # docs/learning.md: "the after interval lies entirely above the before interval".
+    assert interval(after)[0] > interval(before)[1]
+    assert one_turn["after_ci_above_before_ci"] is True  # the file's own flag agrees
     multi = load("benchmarks/results/learning_multiturn_oneshot/result.json")
-    assert multi["after_ci_above_all"] and multi["budget_s"] <= 3600
+    # The README: after's interval above the base model's, the warm start's and the random
+    # policy's, each recomputed from the counts (not the file's after_ci_above_all flag).
+    for key in ("before", "warm_start", "random"):
+        assert interval(multi["after"])[0] > interval(multi[key])[1], key
+    assert multi["after_ci_above_all"] is multi["after_ci_above_before_ci"] is True
+    assert multi["budget_s"] <= 3600
     assert multi["reused_evals"] == [], "one invocation, end to end"
     assert f"then {multi['steps']} GRPO steps" in text
     assert f"{multi['budget_s'] / 60:.0f} minutes in all" in text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -374,9 +375,79 @@ def test_rescore_reuses_one_env_per_id_and_kwargs(
     assert sorted(made, key=str) == sorted([(GUESS, SHAPED), (GUESS, {}), (WORDLE, {})], key=str)
 
 
-def test_rescore_step_timeout(run_dir: Path) -> None:
+SLEEPY = "TextSleepyReplay-v0"
+
+
+class _SleepsOnSecondStep(gym.Wrapper):
+    """GuessNumber, but its second step sleeps until the test wakes it (or 30 s pass)."""
+
+    wake = threading.Event()
+    closed = threading.Event()
+
+    def __init__(self, env: gym.Env[str, str]) -> None:
+        super().__init__(env)
+        self.turn = 0
+
+    def reset(self, **kwargs: Any) -> Any:
+        self.turn = 0
+        return self.env.reset(**kwargs)
+
+    def step(self, action: str) -> Any:
+        self.turn += 1
+        if self.turn == 2:
+            self.wake.wait(30)
+        return self.env.step(action)
+
+    def close(self) -> None:
+        type(self).closed.set()
+        super().close()
+
+
+@pytest.fixture
+def sleepy_env() -> Any:
+    """SLEEPY registered; its sleeping step woken (and the ID removed) at the end."""
+    gym.register(SLEEPY, entry_point=lambda **kw: _SleepsOnSecondStep(gym.make(GUESS, **kw)))
+    _SleepsOnSecondStep.wake.clear()
+    _SleepsOnSecondStep.closed.clear()
+    yield _SleepsOnSecondStep
+    _SleepsOnSecondStep.wake.set()
+    del gym.registry[SLEEPY]
+
+
+def _long_guess_record(run_dir: Path) -> dict[str, Any]:
     records = read_rollouts(run_dir, 1)
-    assert rescore(records, step_timeout=30.0).ok
+    return next(
+        r for r in records if r["env_id"] == GUESS and not r["error"] and len(r["actions"]) >= 3
+    )
+
+
+def test_rescore_step_timeout(run_dir: Path, sleepy_env: Any) -> None:
+    assert rescore(read_rollouts(run_dir, 1), step_timeout=30.0).ok  # a generous limit: no change
+    long = _long_guess_record(run_dir)
+    # The env sleeps in the episode's second step, far past the 0.2 s limit.
+    report = rescore([{**long, "env_id": SLEEPY}], step_timeout=0.2)
+    assert not sleepy_env.closed.is_set()  # its call still runs: the env is closed once it returns
+    [difference] = report.differing
+    assert difference.env_id == SLEEPY and difference.index == 1
+    assert difference.reason.startswith("turn 2: the env failed: ")
+    assert "did not return within env_step_timeout=0.2 s" in difference.reason
+    assert difference.new_rewards == long["rewards"][:1]  # the first step still scored
+    sleepy_env.wake.set()
+    assert sleepy_env.closed.wait(10)  # the abandoned env is closed after its call returned
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ThreadStepper._work: after a timeout the first thread to finish any call takes the "
+    "hung call's surplus and exits, so the next call waits for the hung one to return",
+)
+def test_rescore_goes_on_while_a_timed_out_step_still_runs(run_dir: Path, sleepy_env: Any) -> None:
+    long = _long_guess_record(run_dir)
+    # Woken after 5 s at the latest: a rescore that waited for the hung call returns after it.
+    threading.Timer(5.0, sleepy_env.wake.set).start()
+    report = rescore([{**long, "env_id": SLEEPY}, long], step_timeout=0.2)
+    assert report.episodes == 2 and report.matching == 1
+    assert not sleepy_env.wake.is_set()  # the next episode did not wait for the hung call
 
 
 # --- errors ---------------------------------------------------------------------------------------

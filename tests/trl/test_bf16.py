@@ -359,13 +359,42 @@ def test_lora_input_casts_stay_where_a_dropout_would_see_bfloat16(tmp_path) -> N
     assert all(getattr(layer, "cast_input_dtype_enabled", True) for layer in lora_layers(model))
 
 
-def test_packed_weights_give_bitwise_the_same_logits(lora_model) -> None:
-    """oneDNN-packed copies: the same numbers as F.linear on the bfloat16 copies, bit for bit;
-    the layers' own forward is back afterwards."""
-    from trl_env.trl.models._onednn_linear import onednn_packing_available
+def cpu_has_onednn_bf16() -> bool:
+    """Whether this CPU and PyTorch build have oneDNN's bfloat16 kernels (a feature check only:
+    unlike ``onednn_packing_available``, it compares no numbers)."""
+    try:
+        return bool(
+            torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+        )
+    except (AttributeError, RuntimeError):
+        return False
 
-    if not onednn_packing_available():
-        pytest.skip("this PyTorch build has no oneDNN bfloat16 linear ops")
+
+def test_packed_weights_give_bitwise_the_same_logits(lora_model) -> None:
+    """oneDNN-packed copies: the same numbers as F.linear on the bfloat16 copies, bit for bit
+    (and float32's up to the output's bfloat16 rounding); the layers' own forward is back
+    afterwards. Skipped only on a CPU without the feature: a packing that gives other numbers
+    (which turns ``onednn_packing_available`` off) fails here."""
+    from trl_env.trl.models._onednn_linear import PackedLinearForward, onednn_packing_available
+
+    if not cpu_has_onednn_bf16():
+        pytest.skip("this CPU has no oneDNN bfloat16 kernels (AVX-512 BW/VL/DQ or AVX-NE-CONVERT)")
+    assert onednn_packing_available(), "the CPU has the kernels, but packed layers are off"
+    generator = torch.Generator().manual_seed(1)
+    for rows, width, out, with_bias in ((1, 576, 1536, False), (5, 64, 96, True)):
+        weight = torch.randn(out, width, generator=generator).to(torch.bfloat16)
+        bias = torch.randn(out, generator=generator).to(torch.bfloat16) if with_bias else None
+        x = torch.randn(2, rows, width, generator=generator)
+        with bf16_autocast():
+            packed = PackedLinearForward(weight, bias)(x)
+        x16 = x.to(torch.bfloat16)
+        unpacked = torch.nn.functional.linear(x16, weight, bias)  # autocast's own matmul
+        exact = torch.nn.functional.linear(
+            x16.float(), weight.float(), None if bias is None else bias.float()
+        )
+        assert packed.dtype == torch.bfloat16 and packed.shape == unpacked.shape
+        assert torch.equal(packed, unpacked), (packed.float() - unpacked.float()).abs().max()
+        torch.testing.assert_close(packed.float(), exact, rtol=1e-2, atol=1e-2)
     model, _ = lora_model
     ids = torch.tensor([[5, 6, 7, 8, 9, 10]])
     logits = {}

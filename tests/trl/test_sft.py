@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import datasets
 import gymnasium as gym
 import pytest
+import torch
 
-from trl_env._demos import DEFAULT_SYSTEM_PROMPT, load_demos, record_demos
+from trl_env._demos import (
+    DEFAULT_SYSTEM_PROMPT,
+    DemosConfig,
+    load_demos,
+    record_demos,
+    write_demos,
+)
 from trl_env._episode import Episode, Task
 from trl_env._play import run_episodes
 from trl_env.cli import main
@@ -160,3 +169,67 @@ def test_train_starts_from_an_sft_run_with_its_prompt(tiny_model_dir: str, tmp_p
     assert main([*train, "--system-prompt", "Guess well.", "--lora",
                  "--output-dir", str(tmp_path / "grpo")]) == 0  # fmt: skip
     assert (tmp_path / "grpo" / "final" / "adapter_config.json").is_file()
+
+
+def same_logits_everywhere(hidden_size: int, vocab_size: int) -> torch.nn.Linear:
+    """An LM head that ignores the hidden states (a zero weight, an uneven bias): the same logits
+    at every position, so a token's loss depends on that token alone, not on the context before
+    it. A change to a prompt or env token then moves the loss only if that token is a target."""
+    head = torch.nn.Linear(hidden_size, vocab_size, bias=True)
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        head.weight.zero_()
+        head.bias.copy_(3 * torch.randn(vocab_size, generator=generator))
+    return head
+
+
+def test_the_sft_loss_is_on_reply_tokens_only(
+    tiny_model_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first step's loss (every demo in one batch, before any update) through ``run_sft``'s
+    own trainer: a reply-only change of the demos moves it; a change to the first observation or
+    to an env message between replies does not."""
+    import trl_env.trl.models as models
+
+    real_load = models.load_model_and_tokenizer
+
+    def load_with_context_free_head(*args: Any, **kwargs: Any) -> Any:
+        model, tokenizer = real_load(*args, **kwargs)
+        model.lm_head = same_logits_everywhere(model.config.hidden_size, model.config.vocab_size)
+        return model, tokenizer
+
+    monkeypatch.setattr(models, "load_model_and_tokenizer", load_with_context_free_head)
+    rows = record_demos("TextGuessNumber-v0", episodes=2, seed=0, system_prompt=None)
+    assert all(r["turns"] >= 2 for r in rows)  # an env message lies between two replies
+
+    def first_loss(name: str, edit: Callable[[list[dict[str, str]]], None]) -> float:
+        edited = copy.deepcopy(rows)
+        edit(edited[0]["messages"])
+        folder = tmp_path / name / "demos"
+        write_demos(edited, folder, DemosConfig(env_ids=["TextGuessNumber-v0"], system_prompt=None))
+        config = SFTRunConfig(model=tiny_model_dir, demos=str(folder), max_steps=1,
+                              batch_size=len(rows), system_prompt=None, bf16=False,
+                              output_dir=str(tmp_path / name / "run"))  # fmt: skip
+        return run_sft(config, say=lambda line: None).first_loss
+
+    def reply(messages: list[dict[str, str]]) -> None:
+        first = next(m for m in messages if m["role"] == "assistant")
+        first["content"] = "Let me think. " * 10 + first["content"]
+
+    def prompt(messages: list[dict[str, str]]) -> None:
+        assert messages[0]["role"] == "user"
+        messages[0]["content"] = "A different opening, of other words: " + messages[0]["content"]
+
+    def env_message(messages: list[dict[str, str]]) -> None:
+        first_reply = next(i for i, m in enumerate(messages) if m["role"] == "assistant")
+        between = messages[first_reply + 1]
+        assert between["role"] == "user" and any(m["role"] == "assistant" for m in
+                                                 messages[first_reply + 2 :])  # fmt: skip
+        between["content"] = "Other feedback, much longer than before. " + between["content"]
+
+    base = first_loss("base", lambda messages: None)
+    losses = {name: first_loss(name, edit) for name, edit in
+              (("reply", reply), ("prompt", prompt), ("env", env_message))}  # fmt: skip
+    assert abs(losses["reply"] - base) > 0.05, (base, losses)
+    assert losses["prompt"] == pytest.approx(base, rel=1e-6)
+    assert losses["env"] == pytest.approx(base, rel=1e-6)

@@ -220,12 +220,106 @@ def test_episode_credit_advantages_are_grpo_s(tmp_path: Path) -> None:
 
 
 def test_time_split_and_cut_turns_per_step(multiturn_run: Any) -> None:
+    # Every step's row has the split (what each part measures: the test below, on a known clock).
     for row in read_csv(multiturn_run.out / "metrics.csv")[1:]:
         parts = [float(row[k]) for k in ("time/generation_s", "time/env_s", "time/train_s")]
         assert all(part >= 0 for part in parts) and parts[0] > 0
         assert sum(parts) == pytest.approx(float(row["step_time"]), rel=1e-3, abs=1e-3)
         assert 0.0 <= float(row["env/cut_turn_rate"]) <= 1.0
         assert 0.0 <= float(row["frac_reward_zero_std"]) <= 1.0
+
+
+class _Clock:
+    """A stand-in for ``time.perf_counter`` that moves only when a fake call says it took time."""
+
+    now = 0.0
+
+    @classmethod
+    def perf_counter(cls) -> float:
+        return cls.now
+
+
+CLOCKED = "TextClockedWatch-v0"
+
+
+class ClockedEnv:
+    """A protocol env whose reset takes 0.25 s and each of its 3 steps 1 s, on the fake clock."""
+
+    RESET_S, STEP_S, TURNS = 0.25, 1.0, 3
+    resets = steps = 0
+    last_step_reward = 0.0
+    alive = False
+
+    def reset(self, seed: str) -> str:
+        _Clock.now += self.RESET_S
+        ClockedEnv.resets += 1
+        self.alive, self.turn = True, 0
+        return "Say anything."
+
+    def step(self, action: str) -> str:
+        _Clock.now += self.STEP_S
+        ClockedEnv.steps += 1
+        self.turn += 1
+        self.alive, self.last_step_reward = self.turn < self.TURNS, 1.0
+        return "ok"
+
+
+class ClockedGenerator:
+    """Replies ``[hi]``; each (batched) call takes 8 s on the fake clock."""
+
+    SECONDS = 8.0
+
+    def __init__(self, tokenizer: Any) -> None:
+        eos = tokenizer.convert_tokens_to_ids("<|im_end|>")
+        self.ids = [*tokenizer.encode("[hi]", add_special_tokens=False), eos]
+        self.calls = 0
+
+    def generate(self, inputs: Any, max_new_tokens: int) -> Any:
+        self.calls += 1
+        _Clock.now += self.SECONDS
+        ids = self.ids[:max_new_tokens]
+        return [list(ids) for _ in inputs], [[-0.5] * len(ids) for _ in inputs]
+
+
+def test_time_split_is_the_time_generating_and_in_the_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a clock that only the generator and the env move, the split is exactly their time:
+    generation calls x 8 s, and resets x 0.25 s + steps x 1 s; train_s is the rest of the step."""
+    import gymnasium as gym
+
+    import trl_env
+    from trl_env.trl import _rollout, make_rollout_func
+    from trl_env.trl.models import build_tiny_tokenizer
+
+    tokenizer = build_tiny_tokenizer("qwen3")
+    trl_env.register_protocol_env(CLOCKED, f"{__name__}:ClockedEnv", max_episode_steps=5)
+    try:
+        prompts = [p for p in make_dataset(CLOCKED, 2, seed=0)["prompt"] for _ in range(2)]
+        monkeypatch.setattr(_rollout, "time", SimpleNamespace(perf_counter=_Clock.perf_counter))
+        _Clock.now, ClockedEnv.resets, ClockedEnv.steps = 100.0, 0, 0
+        generator = ClockedGenerator(tokenizer)
+        rollout = make_rollout_func(generator=generator)
+        logged: dict[str, float] = {}
+        trainer = SimpleNamespace(
+            processing_class=tokenizer,
+            max_completion_length=512,
+            accelerator=None,
+            _log_metric=logged.__setitem__,
+        )
+        rollout(prompts, trainer)
+    finally:
+        del gym.registry[CLOCKED]
+    # 4 episodes of 3 turns, played in lockstep: 3 batched generation calls, 4 resets, 12 steps.
+    assert (generator.calls, ClockedEnv.resets, ClockedEnv.steps) == (3, 4, 12)
+    assert rollout.generation_seconds == logged["time/generation_s"] == 3 * 8.0
+    assert rollout.env_seconds == logged["time/env_s"] == 4 * 0.25 + 12 * 1.0
+    # The trainer's callback: the step's time (TRL's step_time) less the rollout's is training.
+    callback = MetricsCallback(CsvLog(tmp_path / "metrics.csv"), progress=False, started=0.0)
+    logs = {"reward": 0.0, **logged, "step_time": 40.0}
+    callback.on_log(None, _state(1), None, logs=logs)
+    [row] = read_csv(tmp_path / "metrics.csv")
+    assert float(row["time/train_s"]) == pytest.approx(40.0 - 24.0 - 13.0)
 
 
 def test_evals_do_not_change_training(tmp_path: Path) -> None:
