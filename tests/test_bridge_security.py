@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
+import importlib
 import inspect
+import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -44,7 +48,8 @@ def _make(env_id: str, **kwargs: object) -> gym.Env[str, str]:
 
 @pytest.mark.parametrize("env_id", ALL_IDS)
 def test_hostile_replies_run_nothing(env_id: str) -> None:
-    # In this process, so the tripwires on eval/exec/open/os.system/subprocess see the scorers.
+    # In this process, so the audit-hook tripwires see the scorers (tests/test_hostile_tripwires.py
+    # shows each one fires, here and in a worker).
     kwargs = {"isolate": False} if env_id in RG_IDS else {}
     report = check_hostile_replies(_make(env_id, **kwargs), time_limit=30)
     assert report.steps == 114
@@ -52,7 +57,8 @@ def test_hostile_replies_run_nothing(env_id: str) -> None:
 
 @pytest.mark.parametrize("task", sorted(REASONING_GYM_ANSWER_GRAMMARS))
 def test_hostile_replies_run_nothing_in_the_worker_either(task: str) -> None:
-    # The default: scoring in the worker process (the canary file would show code run there).
+    # The default: scoring in the worker process (its audit hook and the canary file would show
+    # code run there).
     report = check_hostile_replies(_make(reasoning_gym_id(task)), time_limit=30)
     assert report.steps == 114
 
@@ -91,33 +97,169 @@ def test_the_check_catches_an_unbounded_step() -> None:
 # ------------------------------------------------- the scorers that execute text, found by a scan
 
 
-def _calls_in(function: object) -> set[str]:
-    """Names called in ``function`` and in the same-class/module helpers it calls."""
-    module = inspect.getmodule(function)
-    seen: set[str] = set()
-    todo = [function]
+def _resolve(node: ast.expr, scope: dict[str, Any], owner: type | None) -> Any:
+    """The object a called expression names (``f``, ``module.f``, ``self.f``, ``Class.f``)."""
+    if isinstance(node, ast.Name):
+        if node.id in ("self", "cls"):
+            return owner
+        return scope.get(node.id, getattr(builtins, node.id, None))
+    if isinstance(node, ast.Attribute):
+        return inspect.getattr_static(_resolve(node.value, scope, owner), node.attr, None)
+    if isinstance(node, ast.Call):  # Class(...).method(...): the method of that class
+        made = _resolve(node.func, scope, owner)
+        return made if isinstance(made, type) else None
+    return None
+
+
+def _class_of(function: Any) -> type | None:
+    """The module-level class a function is a method of (from its qualified name)."""
+    qualname = getattr(function, "__qualname__", "").split(".")
+    found = getattr(function, "__globals__", {}).get(qualname[0]) if len(qualname) > 1 else None
+    return found if isinstance(found, type) else None
+
+
+def _calls_in(function: object, owner: type | None = None) -> set[str]:
+    """Names of the calls ``function`` makes that leave its package, following the rest.
+
+    A call is followed into whatever it resolves to in its own module's namespace, when that is
+    defined anywhere in the same top-level package: a function of the module or imported from
+    another one (``helper(...)``, ``from .utils import helper``), an attribute of a module
+    (``utils.helper(...)``), a method of ``owner`` or its bases (``self.helper(...)``), of a
+    class just made (``Runner(text).run()``), a class (its ``__init__`` and ``__call__``).
+    Every other call (builtins, other packages, what cannot be resolved) is named: a package's
+    own function that happens to be called ``parse_expr`` is read, not named.
+    """
+    package = getattr(function, "__module__", "").split(".")[0]
+    seen: set[object] = set()
+    todo: list[tuple[Any, type | None]] = [(function, owner)]
     names: set[str] = set()
     while todo:
-        current = todo.pop()
-        source = textwrap.dedent(inspect.getsource(current))  # type: ignore[arg-type]
-        if source in seen:
+        current, current_owner = todo.pop()
+        current = inspect.unwrap(getattr(current, "__func__", current))
+        code = getattr(current, "__code__", None)
+        if code is None or code in seen:
             continue
-        seen.add(source)
+        seen.add(code)
+        try:
+            source = textwrap.dedent(inspect.getsource(current))
+        except (OSError, TypeError):
+            continue
+        scope = current.__globals__
         for node in ast.walk(ast.parse(source)):
             if not isinstance(node, ast.Call):
                 continue
-            func = node.func
-            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
             if not name:
                 continue
-            names.add(name)
-            owner = getattr(function, "__qualname__", "").split(".")[0]
-            helper = getattr(getattr(module, owner, None), name, None) or getattr(
-                module, name, None
-            )
-            if inspect.isfunction(helper) and inspect.getmodule(helper) is module:
-                todo.append(helper)
+            target = _resolve(node.func, scope, current_owner)
+            if isinstance(target, (staticmethod, classmethod)):
+                target = target.__func__
+            if isinstance(target, type):
+                callees = [(vars(target).get(m), target) for m in ("__init__", "__call__")]
+            else:
+                followed_owner = current_owner if _is_self(node.func) else _class_of(target)
+                callees = [(target, followed_owner)]
+            followed = False
+            for callee, callee_owner in callees:
+                module = getattr(callee, "__module__", None) or ""
+                if inspect.isfunction(callee) and module.split(".")[0] == package:
+                    todo.append((callee, callee_owner))
+                    followed = True
+            if not followed:
+                names.add(name)
     return names
+
+
+def _is_self(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("self", "cls")
+    )
+
+
+def test_the_scan_follows_calls_across_the_modules_of_a_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "scanned_pkg"
+    package.mkdir()
+    files = {
+        "__init__.py": "",
+        "tasks.py": """
+            from scanned_pkg import helpers
+            from scanned_pkg.base import Base
+            from scanned_pkg.parsing import read
+
+            class Task(Base):
+                def score_answer(self, answer, entry):
+                    return helpers.check(answer) + read(answer) + self.inherited(answer)
+            """,
+        "base.py": """
+            from scanned_pkg import deep
+
+            class Base:
+                def inherited(self, answer):
+                    return deep.Runner(answer).run() + self.overridden(answer)
+
+                def overridden(self, answer):
+                    return 0
+            """,
+        "helpers.py": """
+            import outside_pkg
+
+            def check(answer):
+                return outside_pkg.tool(answer)
+            """,
+        "parsing.py": """
+            def read(answer):
+                return _convert(answer)
+
+            def _convert(text):
+                return eval(text)
+            """,
+        "deep.py": """
+            class Runner:
+                def __init__(self, text):
+                    self.text = prepare(text)
+
+                def run(self):
+                    return self._go()
+
+                def _go(self):
+                    return exec(self.text)
+
+            def prepare(text):
+                return text.strip()
+            """,
+        "derived.py": """
+            from sympy import sympify
+            from scanned_pkg.tasks import Task
+
+            class Derived(Task):
+                def overridden(self, answer):
+                    return sympify(answer)
+            """,
+    }
+    for name, text in files.items():
+        (package / name).write_text(textwrap.dedent(text))
+    (tmp_path / "outside_pkg.py").write_text("def tool(x):\n    return compile(x, '', 'eval')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        tasks = importlib.import_module("scanned_pkg.tasks")
+        derived = importlib.import_module("scanned_pkg.derived")
+    finally:
+        for module in [m for m in sys.modules if m.split(".")[0] in ("scanned_pkg", "outside_pkg")]:
+            del sys.modules[module]
+
+    names = _calls_in(tasks.Task.score_answer, tasks.Task)
+    # eval: read (imported from another module) -> _convert; exec: up the bases (Base.inherited)
+    # into a class of a third module (Runner(...).run() -> _go); strip: Runner.__init__ -> prepare.
+    assert {"eval", "exec", "strip"} <= names
+    assert not {"check", "read", "_convert", "inherited", "Runner", "run", "_go"} & names  # read
+    assert "tool" in names and "compile" not in names  # another package's: named, not read
+    assert "sympify" not in names
+    derived_names = _calls_in(derived.Derived.score_answer, derived.Derived)
+    assert "sympify" in derived_names  # self.overridden is the scored class's own
 
 
 def test_every_scorer_that_executes_text_has_a_grammar() -> None:
@@ -125,7 +267,7 @@ def test_every_scorer_that_executes_text_has_a_grammar() -> None:
     for task, (dataset_class, _) in reasoning_gym.factory.DATASETS.items():
         if reasoning_gym_id(task) not in RG_IDS:
             continue
-        if _calls_in(dataset_class.score_answer) & _EXECUTES_TEXT:
+        if _calls_in(dataset_class.score_answer, dataset_class) & _EXECUTES_TEXT:
             executing.add(task)
     # Read and cleared: number_sorting evals only its own stored answer (a JSON fallback) and
     # bitwise_arithmetic its own generated problem; the reply only meets int(text, 0).

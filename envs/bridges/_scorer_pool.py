@@ -18,7 +18,9 @@ one problem go back to the worker that made it (it has the problem cached). Work
 ``if __name__ == "__main__"`` guard would run again) and ``fork`` is unsafe once torch has
 started its threads. Workers run with ``PYTHONHASHSEED=0`` so every worker, in any process,
 generates the same problem from the same seed (five tasks' generators iterate over sets of
-strings, whose order depends on the hash seed).
+strings, whose order depends on the hash seed). While ``check_hostile_replies`` runs, each
+request carries its tripwire settings, and the worker watches the request with an audit hook
+(see :mod:`trl_env.utils._hostile`).
 
 Example:
     >>> pool = ScorerPool.shared()
@@ -47,6 +49,9 @@ _LAUNCH = (
     "sys.path[:0] = [p for p in json.loads(os.environ['TRL_ENV_SCORER_PATH']) if p not in sys.path]; "
     "from trl_env.envs.bridges._scorer_worker import main; main()"
 )
+_TRIPWIRE_VARIABLE = "TRL_ENV_HOSTILE_TRIPWIRE"
+"""Set while ``check_hostile_replies`` runs (``trl_env.utils._hostile.TRIPWIRE_VARIABLE``): every
+request carries its value, so the worker arms its audit-hook tripwires for that request."""
 _STARTUP_SECONDS = 60.0
 """How long a new worker may take to import reasoning-gym (seconds; a cold disk is slow)."""
 
@@ -110,6 +115,9 @@ class _Worker:
 
     def call(self, request: dict[str, Any], seconds: float) -> dict[str, Any]:
         assert self.process.stdin is not None
+        tripwire = os.environ.get(_TRIPWIRE_VARIABLE)
+        if tripwire:  # a hostile-reply check is running in this process
+            request = {**request, "tripwire": json.loads(tripwire)}
         sent = time.monotonic()
         try:
             self.process.stdin.write(json.dumps(request) + "\n")

@@ -15,6 +15,10 @@ Requests:
 
     A failure answers ``{"ok": false, "error": "<exception type>", "message": str}``.
 
+    A request may carry ``"tripwire": {"marker": str, "report": path}`` (sent while
+    ``check_hostile_replies`` runs): the worker then arms its audit hook for that request
+    (:func:`trl_env.utils._hostile.worker_tripwires`), and what trips is appended to ``report``.
+
 The problem of a request is regenerated from ``(task, config, seed)`` when this worker has not
 made it yet (another worker did, or this one was restarted): generation is seeded, so the
 problem is the same.
@@ -22,6 +26,7 @@ problem is the same.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -33,6 +38,22 @@ __all__ = ["main"]
 
 _CACHE_SIZE = 256
 """Problems kept per worker; an episode's scoring finds its problem here."""
+
+
+def _tripwires(settings: dict[str, Any] | None) -> contextlib.AbstractContextManager[None]:
+    """The hostile-reply check's tripwires for one request (nothing when it carries none)."""
+    if not settings:
+        return contextlib.nullcontext()
+    from trl_env.utils._hostile import worker_tripwires
+
+    return worker_tripwires(settings)
+
+
+def _scoring_reply() -> contextlib.AbstractContextManager[None]:
+    """While a scorer scores a reply, an armed check refuses processes, sockets and writes."""
+    from trl_env.utils._hostile import scoring_reply
+
+    return scoring_reply()
 
 
 def _limit_memory() -> None:
@@ -96,7 +117,7 @@ class _Problems:
                 "answer": None if answer is None else str(answer),
                 "names": [str(name) for name in names if isinstance(name, str)],
             }
-        with rng_copy.active(), self._quiet():
+        with rng_copy.active(), self._quiet(), _scoring_reply():
             score = float(dataset.score_answer(request["answer"], entry))
         return {"ok": True, "score": score}
 
@@ -108,7 +129,9 @@ def serve(lines: TextIO, out: TextIO) -> None:
     out.flush()
     for line in lines:
         try:
-            response = problems.handle(json.loads(line))
+            request = json.loads(line)
+            with _tripwires(request.pop("tripwire", None)):
+                response = problems.handle(request)
         except MemoryError:
             # The cap was hit: answer if we still can, then exit so the parent starts a fresh one.
             out.write(json.dumps({"ok": False, "error": "MemoryError", "message": ""}) + "\n")
