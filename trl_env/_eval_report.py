@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,10 +38,15 @@ class EvalReport:
 
     def to_json(self) -> dict[str, Any]:
         """``results.json``: settings and per-env summaries (episodes go to the JSONL file)."""
+        from trl_env._machine import machine_record
         from trl_env._version import __version__
 
+        threads = None
+        if "torch" in sys.modules:  # a model played: its thread count (random/oracle: none)
+            threads = sys.modules["torch"].get_num_threads()
         return {
             "trl_env_version": __version__,
+            "machine": machine_record(threads),
             "policy": self.policy,
             "seed": self.seed,
             "episodes_per_env": self.episodes_per_env,

@@ -265,7 +265,7 @@ def test_run_writes_csv_png_and_checkpoints(
     assert model.config.model_type == "qwen3" and tokenizer.chat_template
     assert (out / "checkpoint-1").is_dir() and (out / "checkpoint-2").is_dir()
     # The warm-started model the run started from is kept too.
-    assert (out / "warm-start" / "config.json").is_file()
+    assert (out / "warm_start" / "config.json").is_file()
 
 
 @pytest.mark.slow
@@ -324,7 +324,7 @@ def test_local_model_dir(
     ]
     assert run_cli(argv) == 0
     assert names[0] == tiny_model_dir  # no warm start for a given model: loaded as is
-    assert not (out / "warm-start").exists()
+    assert not (out / "warm_start").exists()
     config = json.loads((out / "train_config.json").read_text())
     assert config["model"] == tiny_model_dir and config["learning_rate"] == 1e-6
     assert config["system_prompt"] is not None

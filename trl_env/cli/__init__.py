@@ -33,6 +33,7 @@ from trl_env.cli import _check, _demos, _eval, _list, _play, _replay, _serve, _s
 from trl_env.cli._arguments import apply_config_file, config_file_in
 from trl_env.cli._common import PROG, CommandLineError, Formatter, Parser
 from trl_env.cli._errors import report
+from trl_env.cli._train import apply_recipe
 
 __all__ = ["build_parser", "main"]
 
@@ -109,6 +110,8 @@ def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
     )
     sub = subparsers.choices.get(command) if subparsers and command else None
     path = None
+    if sub is not None and any(action.dest == "recipe" for action in sub._actions):
+        apply_recipe(sub, argv)  # under --config and the flags, which override it
     if sub is not None and any(action.dest == "config" for action in sub._actions):
         path = config_file_in(argv, sub.prog)
         if path is not None:

@@ -43,6 +43,7 @@ __all__ = [
     "add_config_arguments",
     "add_config_file_option",
     "apply_config_file",
+    "apply_config_values",
     "config_file_in",
     "config_from_namespace",
 ]
@@ -224,11 +225,28 @@ def apply_config_file(parser: argparse.ArgumentParser, path: str) -> dict[str, A
     """
     from trl_env._configs import read_yaml_mapping
 
-    prog = parser.prog
     try:
         values = read_yaml_mapping(path)
     except ValueError as error:
-        raise CommandLineError(prog, f"--config: {error}") from None
+        raise CommandLineError(parser.prog, f"--config: {error}") from None
+    return apply_config_values(parser, values, f"--config {path}")
+
+
+def apply_config_values(
+    parser: argparse.ArgumentParser, values: dict[str, Any], origin: str
+) -> dict[str, Any]:
+    """Make ``values`` (by option name) the defaults of ``parser``'s options, as
+    :func:`apply_config_file` does for a file; ``origin`` names them in errors
+    (``"--config FILE"``, ``"--recipe NAME"``). Called again, later values win.
+
+    Returns:
+        The checked values, by option name.
+
+    Raises:
+        CommandLineError: A key is no option of the command, or a value has the wrong type.
+    """
+    prog = parser.prog
+    path = origin
     actions = _settable(parser)
     unknown = sorted(set(values) - set(actions))
     if unknown:
@@ -236,7 +254,7 @@ def apply_config_file(parser: argparse.ArgumentParser, path: str) -> dict[str, A
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise CommandLineError(
             prog,
-            f"--config {path}: unknown setting{'s' if len(unknown) > 1 else ''} "
+            f"{path}: unknown setting{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(map(repr, unknown))}{hint}; the valid keys are: "
             f"{', '.join(sorted(actions))}",
         )
@@ -245,13 +263,14 @@ def apply_config_file(parser: argparse.ArgumentParser, path: str) -> dict[str, A
         try:
             values[key] = _checked(action, value)
         except (TypeError, ValueError, argparse.ArgumentTypeError) as error:
-            raise CommandLineError(prog, f"--config {path}: {key}: {error}") from None
+            raise CommandLineError(prog, f"{path}: {key}: {error}") from None
         action.default, action.required = values[key], False
         if not action.option_strings:  # a positional the file gives may be left out
             action.nargs = (
                 "*" if action.nargs == "+" else "?" if action.nargs is None else action.nargs
             )
-    parser.set_defaults(**{_FILE_VALUES: values})
+    earlier = parser.get_default(_FILE_VALUES) or {}
+    parser.set_defaults(**{_FILE_VALUES: {**earlier, **values}})
     return values
 
 

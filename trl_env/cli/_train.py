@@ -7,19 +7,21 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from trl_env.cli._arguments import (
     add_config_arguments,
     add_config_file_option,
+    apply_config_values,
     config_from_namespace,
 )
-from trl_env.cli._common import Formatter
+from trl_env.cli._common import CommandLineError, Formatter, Parser
 from trl_env.cli._threads import add_threads_option
 from trl_env.error import Error, UsageError
 from trl_env.trl.training._config import TrainConfig
 
-__all__ = ["add_arguments", "add_parser", "config_from_args", "run"]
+__all__ = ["add_arguments", "add_parser", "apply_recipe", "config_from_args", "run"]
 
 _EPILOG = """\
 examples:
@@ -27,14 +29,50 @@ examples:
   trl-env train TextWordle-v0 --model SmolLM2-135M-Instruct.Q4_1.gguf --lora --out runs/smol
   trl-env train --config runs/smol/config.yaml --out runs/smol-again  # repeat a run
   trl-env train TextTicTacToe-v0 --credit turn --gamma 0.9
+  trl-env train TextHangman-v0 --model SmolLM2-135M-Instruct.Q4_1.gguf --lora --minutes 55
+  trl-env train --recipe list                        # the recorded recipes
+  trl-env train TextHangman-v0 --recipe multiturn-hangman --model FILE.gguf  # flags override it
+
+A real model on a CPU on a multi-turn env (one whose random policy takes 2+ turns) gets the
+defaults of the recorded Hangman recipe: a warm start on 64 of the env's random demos (it teaches
+the reply format), an episode budget that holds 16 turns, 16 tokens per reply, two groups of 8
+a step, clip-higher 0.28, and turn credit where steps give rewards before the end. bf16 is on
+only where the CPU has bf16 units (AMX/AVX-512 bf16): elsewhere it is emulated and slower.
 
 The run folder holds config.yaml (every resolved setting: `--config` takes it back),
-train_config.json, metrics.csv, learning_curve.png, checkpoints and final/."""
+train_config.json, run.json (steps, wall time, peak memory, CPU), metrics.csv,
+learning_curve.png, checkpoints, warm_start/ (with --warm-start) and final/."""
 
 _INTERRUPTED = (
     "the model so far is in <output-dir>/interrupted, metrics.csv holds the steps done; --resume "
     "continues from the last checkpoint"
 )
+
+
+def apply_recipe(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """``--recipe NAME`` in ``argv``: the recipe's settings become ``parser``'s defaults.
+
+    ``--recipe list`` prints the recipes and exits (status 0).
+
+    Raises:
+        CommandLineError: An unknown recipe (with the list), or a recipe file the command
+            cannot read.
+    """
+    from trl_env.trl.training._recipes import LIST, describe_recipes, load_recipe
+
+    scan = Parser(prog=parser.prog, add_help=False, allow_abbrev=False)
+    scan.add_argument("--recipe", default=None)
+    name = scan.parse_known_args(list(argv))[0].recipe
+    if name is None:
+        return
+    if name == LIST:
+        print(describe_recipes())
+        raise SystemExit(0)
+    try:
+        values = load_recipe(name)
+    except UsageError as error:
+        raise CommandLineError(parser.prog, str(error)) from None
+    apply_config_values(parser, {**values, "recipe": name}, f"--recipe {name}")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -77,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
             raise
         raise UsageError(str(error)) from error  # train()'s contract: a bad setting, before work
     summary = result.summary()
+    record = json.loads((result.output_dir / "run.json").read_text(encoding="utf-8"))
     print(
         json.dumps(
             {
@@ -89,6 +128,9 @@ def run(args: argparse.Namespace) -> int:
                 "last10_mean_reward": round(summary["last_mean"], 4),
                 "gain": round(summary["gain"], 4),
                 "wall_time_s": round(summary["wall_time_s"], 1),
+                "stopped_by": record["stopped_by"],
+                "peak_rss_gb": record["peak_rss_gb"],
+                "cpu": record["machine"]["summary"],
             },
             indent=2,
         )

@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import weakref
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -73,11 +72,9 @@ def default_bf16() -> bool:
     """
     if torch.cuda.is_available():
         return bool(torch.cuda.is_bf16_supported())
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
+    from trl_env._machine import cpu_has_bf16_units
+
+    return cpu_has_bf16_units()
 
 
 def bf16_autocast_active(device_type: str = "cpu") -> bool:

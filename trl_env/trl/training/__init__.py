@@ -9,7 +9,10 @@
   training;
 * :mod:`~trl_env.trl.training._recording`: :class:`RecordingGRPOTrainer`, the trainer that saves
   every step's episodes (``trl-env replay`` reads them);
-* :mod:`~trl_env.trl.training._plots`: the learning-curve PNG.
+* :mod:`~trl_env.trl.training._plots`: the learning-curve PNG;
+* :mod:`~trl_env.trl.training._recipes`: recorded recipes (``trl_env/recipes/*.yaml``,
+  ``trl-env train --recipe NAME``);
+* :mod:`~trl_env.trl.training._defaults`: the defaults by model kind, machine and env traits.
 
 The command ``trl-env train`` (its options, generated from the config, and its report) lives with
 the other commands in :mod:`trl_env.cli`. Models are loaded by :mod:`trl_env.trl.models` only.
@@ -28,6 +31,7 @@ _import_structure: dict[str, list[str]] = {
     "_config": ["TrainConfig"],
     "_heldout": ["HeldOutEvalCallback"],
     "_plots": ["plot_learning_curve"],
+    "_recipes": ["load_recipe", "recipe_names"],
     "_recording": ["RecordingGRPOTrainer"],
     "_run": ["TrainResult", "eval_command", "train"],
 }
@@ -38,7 +42,9 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "eval_command",
+    "load_recipe",
     "plot_learning_curve",
+    "recipe_names",
     "train",
 ]
 
@@ -46,7 +52,10 @@ if _TYPE_CHECKING:  # what the names are, for type checkers and readers
     from trl_env.trl.training._config import TrainConfig
     from trl_env.trl.training._heldout import HeldOutEvalCallback
     from trl_env.trl.training._plots import plot_learning_curve
+    from trl_env.trl.training._recipes import load_recipe, recipe_names
     from trl_env.trl.training._recording import RecordingGRPOTrainer
     from trl_env.trl.training._run import TrainResult, eval_command, train
 
-__getattr__, __dir__ = _lazy_exports(__name__, _import_structure, torch_free={"_config"})
+__getattr__, __dir__ = _lazy_exports(
+    __name__, _import_structure, torch_free={"_config", "_recipes"}
+)

@@ -13,7 +13,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-__all__ = ["CsvLog", "MetricsCallback", "Progress", "step_line"]
+__all__ = ["CsvLog", "MetricsCallback", "Progress", "TimeBudget", "step_line"]
 
 # Columns shown first in metrics.csv, in this order; every other logged metric follows, sorted.
 _CSV_FIRST = (
@@ -295,3 +295,29 @@ class MetricsCallback(TrainerCallback):
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+class TimeBudget(TrainerCallback):
+    """Stops training after the step that passes ``deadline`` (``--minutes``).
+
+    Training stops as after its last step: the held-out eval of the end runs, and the run saves
+    its final model; at least one step runs, however little of the budget the warm start left.
+
+    Args:
+        deadline: ``time.perf_counter()`` value past which no new step starts.
+        say: Where to print the line that says the budget ended the run.
+    """
+
+    def __init__(self, deadline: float, say: Callable[[str], None]) -> None:
+        self.deadline = deadline
+        self.say = say
+        self.stopped_at: int | None = None
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if time.perf_counter() >= self.deadline and state.global_step < state.max_steps:
+            self.stopped_at = state.global_step
+            control.should_training_stop = True
+            self.say(
+                f"time budget spent after step {state.global_step} of {state.max_steps}: "
+                "evaluating and saving"
+            )

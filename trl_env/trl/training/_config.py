@@ -45,6 +45,7 @@ _EVALS_PER_RUN_REAL_MODEL = 5
 _AT_LEAST_1 = (
     "num_tasks num_generations gradient_accumulation_steps max_steps lora_r lora_alpha save_total_limit"
     " per_device_train_batch_size max_completion_length max_new_tokens_per_turn max_turns"
+    " warm_start_episodes"
 )
 _AT_LEAST_0 = "warm_start_steps save_steps eval_every eval_seed eval_samples"
 _COUNTS = dict.fromkeys(_AT_LEAST_1.split(), 1) | dict.fromkeys(_AT_LEAST_0.split(), 0)
@@ -142,12 +143,17 @@ class TrainConfig:
     epsilon_high: float | None = field(
         default=None, metadata=_help("Upper clip of the ratio, e.g. 0.28 (default: TRL's, 0.2).")
     )
-    credit: str = field(
-        default="episode",
+    credit: str | None = field(
+        default=None,
         metadata=_help(
             "Credit assignment: 'episode' (GRPO: every token of an episode gets the episode's "
             "normalized return) or 'turn' (each model turn gets its discounted return-to-go from "
-            "the env's step rewards, normalized within its group; see docs/multiturn.md).",
+            "the env's step rewards, normalized within its group; see docs/multiturn.md) or "
+            "'step-group' (turn credit plus GiGPO's step-level term: turns of a group that saw "
+            "the same observation are also compared with each other). "
+            "Default: 'turn' for a real model on a multi-turn env whose steps give rewards "
+            "before the end (read by playing a few episodes of its random policy), else "
+            "'episode'.",
             choices=list(CREDITS),
         ),
     )
@@ -177,12 +183,51 @@ class TrainConfig:
         metadata=_help(
             "bfloat16 autocast for the training passes and the rollout's generation (default: "
             "off for the tiny model; for a real model on with a CUDA GPU that supports it and on "
-            "CPUs with AMX/AVX-512 bf16 units)."
+            "CPUs with AMX/AVX-512 bf16 units). The machine decides, not a recipe: --bf16 on a "
+            "CPU without bf16 units warns (emulated there, several times slower)."
         ),
+    )
+    warm_start: str | None = field(
+        default=None,
+        metadata=_help(
+            "Warm start before RL: SFT (LoRA with --lora) on demos played now by the env's own "
+            "'random' or 'oracle' policy, or on a folder written by `trl-env demos`; 'none' for "
+            "no warm start. The demos and the SFT run are kept in <output-dir>/warm_start, a "
+            "policy folder `trl-env eval --policy` takes. Default: 'random' for a real model on a "
+            "CPU on a multi-turn env with a random policy (it teaches the reply format, not "
+            "the game: most of the base model's Hangman replies were unreadable), else 'none'.",
+            metavar="random|oracle|none|DIR",
+        ),
+    )
+    warm_start_episodes: int = field(
+        default=64, metadata=_help("Demo episodes per env played for --warm-start random|oracle.")
+    )
+    warm_start_epochs: float = field(
+        default=1.0, metadata=_help("Passes of the --warm-start SFT over its demos.")
     )
     warm_start_steps: int | None = field(
         default=None,
-        metadata=_help("Format-only SFT steps before RL (default 600 tiny model, else 0)."),
+        metadata=_help(
+            "Format-only SFT steps before RL on random well-formed replies (the built-in tiny "
+            "model's warm start; default 600 tiny model, else 0)."
+        ),
+    )
+    minutes: float | None = field(
+        default=None,
+        metadata=_help(
+            "Wall-clock budget in minutes for warm start and RL together: GRPO stops after the "
+            "step that passes it, then the run evaluates and saves as after its last step (the "
+            "final eval and save come on top). With --minutes and no --max-steps the budget "
+            "decides (max steps 10000). Step budgets reproduce across machines; minutes are a "
+            "convenience (a slower CPU gives fewer steps)."
+        ),
+    )
+    recipe: str | None = field(
+        default=None,
+        metadata=_help(
+            "A recorded recipe shipped with trl-env (`--recipe list` lists them): its settings "
+            "become the defaults, and options given on the command line override them."
+        ),
     )
     system_prompt: str | None = system_prompt_field(
         AUTO,
@@ -294,7 +339,13 @@ class TrainConfig:
             raise ValueError(f"beta must be >= 0, got {self.beta}")
         if self.epsilon_high is not None and not 0 < self.epsilon_high < math.inf:
             raise ValueError(f"epsilon_high must be > 0 (like 0.28), got {self.epsilon_high}")
-        check_credit(self.credit, self.gamma)
+        check_credit(self.credit or "turn", self.gamma)  # None: decided in resolved()
+        if self.minutes is not None and not (math.isfinite(self.minutes) and self.minutes > 0):
+            raise ValueError(f"minutes must be a positive number, got {self.minutes}")
+        if not (math.isfinite(self.warm_start_epochs) and self.warm_start_epochs > 0):
+            raise ValueError(f"warm_start_epochs must be > 0, got {self.warm_start_epochs}")
+        if self.warm_start is not None and not str(self.warm_start).strip():
+            raise ValueError("warm_start must be random, oracle, none or a demos folder")
         if not (math.isfinite(self.eval_temperature) and self.eval_temperature > 0):
             raise ValueError(f"eval_temperature must be > 0, got {self.eval_temperature}")
         if not isinstance(self.report_to, str) or not self.report_to.strip():
@@ -317,11 +368,23 @@ class TrainConfig:
 
     def resolved(self) -> TrainConfig:
         """A copy with every ``None`` default filled in (see the field helps)."""
-        defaults = run_defaults(tiny_model=self.uses_tiny_model, lora=self.lora)
+        defaults = run_defaults(
+            tiny_model=self.uses_tiny_model,
+            lora=self.lora,
+            env_ids=self.env_ids,
+            env_kwargs=self.env_kwargs,
+            max_new_tokens_per_turn=self.max_new_tokens_per_turn,
+            budget_in_minutes=self.minutes is not None and self.max_steps is None,
+        )
         values = asdict(self)
         for name, default in defaults.items():
             if values[name] is (AUTO if name == "system_prompt" else None):
                 values[name] = default
+        if self.warm_start_steps is None and values["warm_start"] != "none":
+            values["warm_start_steps"] = 0  # demos teach the format: no format-only SFT first
+        if self.credit is None and values["gamma"] != 1:
+            values["credit"] = "turn"  # a discount only means something per turn
+        check_credit(values["credit"], values["gamma"])
         if values["output_dir"] is None:
             stamp = time.strftime("%Y%m%d-%H%M%S")
             values["output_dir"] = str(Path("trl-env-runs") / f"{self.env_ids[0]}-{stamp}")

@@ -4,12 +4,14 @@ one) and machine (a CUDA GPU or a CPU): what :meth:`TrainConfig.resolved
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trl_env._configs import MAX_NEW_TOKENS_PER_TURN
 from trl_env._demos import DEFAULT_SYSTEM_PROMPT
 
-__all__ = ["run_defaults"]
+__all__ = ["multi_turn_defaults", "run_defaults"]
 
 _TINY_DEFAULTS: dict[str, Any] = {
     "learning_rate": 1e-3,
@@ -51,6 +53,32 @@ _CPU_LORA_LEARNING_RATE = 2e-4
 steps, 1e-5 barely moves the adapters."""
 
 
+_MULTI_TURN_CPU_DEFAULTS: dict[str, Any] = {
+    "per_device_train_batch_size": 16,
+    "max_new_tokens_per_turn": 16,
+    "epsilon_high": 0.28,
+}
+"""A real model without a GPU on a multi-turn env: the settings of the recorded Hangman recipe
+that learned (groups of 8, two groups a step, clip-higher; ``benchmarks/results/
+learning_multiturn_oneshot``). Replies of the catalogue's games (``[e]``, ``[crane]``) fit in 16
+tokens."""
+
+_EPISODE_BUDGET_TURNS = 16
+"""Model turns an episode's default token budget holds on a CPU (Hangman with 6 lives needs at
+most 11 valid guesses plus misses; longer games are cut, and ``ended_by`` says so)."""
+_EPISODE_BUDGET_LIMITS = (256, 1024)
+_TEMPLATE_TOKENS_PER_TURN = 10
+"""Chat-template tokens around one env turn (role markers, end of turn)."""
+_CHARS_PER_TOKEN = 3.0
+"""A low estimate of characters per token for the catalogue's English observations, so the
+budget errs on the long side."""
+
+_BUDGET_STEPS = 10_000
+_BUDGET_EVERY = 10
+"""With ``--minutes`` and no ``--max-steps`` the clock ends the run: the step limit is out of the
+way, and checkpoints and held-out evals come every 10 steps instead of every tenth of it."""
+
+
 def _has_gpu() -> bool:
     """Whether training will run on a CUDA GPU (the CPU defaults apply otherwise)."""
     import torch
@@ -58,8 +86,62 @@ def _has_gpu() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def run_defaults(*, tiny_model: bool, lora: bool) -> dict[str, Any]:
-    """The value of each defaulted ``TrainConfig`` field for this model kind and machine.
+def _episode_budget(traits: Sequence[Any], max_new_tokens_per_turn: int) -> int:
+    """Completion tokens that hold :data:`_EPISODE_BUDGET_TURNS` turns of the longest env."""
+    need = 0
+    for trait in traits:
+        turns = min(trait.turn_limit or _EPISODE_BUDGET_TURNS, _EPISODE_BUDGET_TURNS)
+        per_turn = max_new_tokens_per_turn + _TEMPLATE_TOKENS_PER_TURN
+        per_turn += math.ceil(trait.mean_observation_chars / _CHARS_PER_TOKEN)
+        need = max(need, turns * per_turn)
+    low, high = _EPISODE_BUDGET_LIMITS
+    return min(high, max(low, 64 * math.ceil(need / 64)))
+
+
+def multi_turn_defaults(
+    env_ids: Sequence[str], env_kwargs: Mapping[str, Any], max_new_tokens_per_turn: int | None
+) -> dict[str, Any]:
+    """The CPU defaults of a real model that depend on the envs' traits (empty for one-turn envs).
+
+    Read from :func:`trl_env._env_traits.env_traits` (a few seeded episodes of each env's random
+    policy): the episode budget fits 16 turns of the longest game; turn credit where steps give
+    rewards before the end; a warm start on the env's random demos where every env has a random
+    policy.
+    """
+    from trl_env._env_traits import env_traits
+
+    traits = [env_traits(env_id, env_kwargs) for env_id in dict.fromkeys(env_ids)]
+    if not any(trait.multi_turn for trait in traits):
+        return {}
+    defaults = dict(_MULTI_TURN_CPU_DEFAULTS)
+    tokens = max_new_tokens_per_turn or defaults["max_new_tokens_per_turn"]
+    defaults["max_completion_length"] = _episode_budget(traits, tokens)
+    if any(trait.step_rewards for trait in traits):
+        defaults["credit"] = "turn"
+    if all(trait.has_random_policy for trait in traits):
+        defaults["warm_start"] = "random"
+    return defaults
+
+
+def run_defaults(
+    *,
+    tiny_model: bool,
+    lora: bool,
+    env_ids: Sequence[str] = (),
+    env_kwargs: Mapping[str, Any] | None = None,
+    max_new_tokens_per_turn: int | None = None,
+    budget_in_minutes: bool = False,
+) -> dict[str, Any]:
+    """The value of each defaulted ``TrainConfig`` field for this model kind, envs and machine.
+
+    Args:
+        tiny_model: The built-in tiny model (no ``--model``).
+        lora: LoRA adapters are trained.
+        env_ids: The run's envs (a real model on a CPU gets multi-turn defaults for multi-turn
+            envs, :func:`multi_turn_defaults`).
+        env_kwargs: Their ``gym.make`` kwargs.
+        max_new_tokens_per_turn: The run's, if given (the episode budget is sized from it).
+        budget_in_minutes: ``--minutes`` without ``--max-steps``: the clock ends the run.
 
     Example:
         >>> run_defaults(tiny_model=True, lora=False)["learning_rate"]
@@ -67,15 +149,39 @@ def run_defaults(*, tiny_model: bool, lora: bool) -> dict[str, Any]:
     """
     if tiny_model:
         # Tuned in float32 (the tiny model's speed is overhead, not matmuls).
-        return {**_TINY_DEFAULTS, "bf16": False}
+        defaults = {**_TINY_DEFAULTS, "bf16": False, "credit": "episode", "warm_start": "none"}
+    else:
+        defaults = _model_defaults(
+            lora, env_ids, env_kwargs or {}, max_new_tokens_per_turn=max_new_tokens_per_turn
+        )
+    if budget_in_minutes:
+        defaults.update(max_steps=_BUDGET_STEPS, save_steps=_BUDGET_EVERY, eval_every=_BUDGET_EVERY)
+    return defaults
+
+
+def _model_defaults(
+    lora: bool,
+    env_ids: Sequence[str],
+    env_kwargs: Mapping[str, Any],
+    *,
+    max_new_tokens_per_turn: int | None,
+) -> dict[str, Any]:
     from trl_env.trl.models._bf16 import default_bf16
 
     on_cpu = not _has_gpu()
-    # bf16: a GPU's TRL default where it supports bf16; on a CPU with AMX it is what lets LoRA
-    # SmolLM2's step run 2.66x faster (benchmarks/grpo_step_profile.py; docs/real_models.md).
-    defaults = {**_MODEL_DEFAULTS, "bf16": default_bf16()}
+    # bf16: a GPU's TRL default where it supports bf16; on a CPU only with bf16 units (AMX), where
+    # LoRA SmolLM2's step ran 2.66x faster (benchmarks/grpo_step_profile.py; docs/real_models.md);
+    # elsewhere it is emulated and several times slower.
+    defaults = {
+        **_MODEL_DEFAULTS,
+        "bf16": default_bf16(),
+        "credit": "episode",
+        "warm_start": "none",
+    }
     if on_cpu:
         defaults.update(_CPU_MODEL_DEFAULTS)
+        if env_ids:
+            defaults.update(multi_turn_defaults(env_ids, env_kwargs, max_new_tokens_per_turn))
     if lora:
         defaults["learning_rate"] = _CPU_LORA_LEARNING_RATE if on_cpu else _LORA_LEARNING_RATE
     return defaults

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import math
 import shlex
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from trl_env._configs import config_to_yaml
-from trl_env.error import UsageError
+from trl_env.trl.training._checks import check_before_work, clear_run
 from trl_env.trl.training._config import TrainConfig
 
 __all__ = ["TrainResult", "eval_command", "train"]
@@ -80,160 +79,6 @@ def eval_command(config: TrainConfig) -> str:
     return shlex.join(words)
 
 
-def _require(module: str, feature: str, install: str) -> None:
-    if importlib.util.find_spec(module) is None:
-        raise ImportError(
-            f"{feature} needs the '{module}' package, which is not installed: pip install {install}"
-        )
-
-
-_RUN_OUTPUTS = (
-    "final",
-    "interrupted",
-    "warm-start",
-    "base-model",
-    "metrics.csv",
-    "learning_curve.png",
-    "rollouts",
-    "runs",
-)
-
-
-def _clear_run(output: Path) -> None:
-    """Remove what an earlier run wrote to ``output`` (``--overwrite``)."""
-    import shutil
-
-    for child in output.iterdir():
-        if child.name in _RUN_OUTPUTS or child.name.startswith("checkpoint-"):
-            shutil.rmtree(child) if child.is_dir() else child.unlink()
-
-
-def _check_output_dir(cfg: TrainConfig) -> str | None:
-    """Refuse to overwrite a run; the checkpoint to resume from, if ``resume``."""
-    output = Path(cfg.output_dir or ".")
-    if output.exists() and not output.is_dir():
-        raise ValueError(f"--output-dir {output} is a file: name a folder")
-    used = output.is_dir() and any(output.iterdir())
-    if cfg.resume:
-        from transformers.trainer_utils import get_last_checkpoint
-
-        last = get_last_checkpoint(str(output)) if output.is_dir() else None
-        if last is None:
-            raise ValueError(
-                f"--resume: {output} holds no checkpoint-N folder to continue from; drop "
-                "--resume to start a new run"
-            )
-        return str(last)
-    if used and cfg.overwrite and not (output / "train_config.json").is_file():
-        raise ValueError(
-            f"--output-dir {output} holds files but no trl-env run (no train_config.json); "
-            "--overwrite only replaces runs: name another folder"
-        )
-    if used and not cfg.overwrite:
-        raise ValueError(
-            f"--output-dir {output} already holds files (an earlier run?): pass --resume to "
-            "continue it, --overwrite to replace it, or name another folder"
-        )
-    return None
-
-
-def _check_warm_start_prompt(cfg: TrainConfig, path: Path) -> None:
-    """A model warm-started by ``trl-env sft`` must be trained with the prompt it learned."""
-    from trl_env.trl.models._paths import SFT_RUN_CONFIG
-
-    settings = path / SFT_RUN_CONFIG
-    if not settings.is_file():
-        return
-    learned = json.loads(settings.read_text(encoding="utf-8")).get("system_prompt")
-    if learned != cfg.system_prompt:
-        raise UsageError(
-            f"--model {cfg.model} was warm-started (trl-env sft) with the system prompt "
-            f"{learned!r}, but this run uses {cfg.system_prompt!r}: pass the same "
-            "--system-prompt, so that GRPO sees episodes as the warm start did"
-        )
-
-
-def _check_before_work(cfg: TrainConfig) -> str | None:
-    """Every check that can fail, before anything slow; the checkpoint to resume from."""
-    from trl_env._checks import check_text_env
-
-    for env_id in dict.fromkeys(cfg.env_ids):
-        # Unknown ID (with gymnasium's "Did you mean" hint), bad kwargs, not a text env: before
-        # the warm-start check, whose "no reply format" would hide that the env is not text.
-        check_text_env(env_id, cfg.env_kwargs, argument="env_kwargs")
-        if cfg.warm_start_steps:
-            from trl_env.trl._warm_start import format_example_for
-
-            format_example_for(env_id)
-    if cfg.lora:
-        _require("peft", "--lora", '"trl-env[lora]"')
-    if cfg.use_vllm:
-        _require("vllm", "--use-vllm", "vllm")
-    if cfg.model is not None:
-        from trl_env.trl.models._paths import is_hub_id
-
-        path = Path(cfg.model).expanduser()
-        if not path.exists() and not is_hub_id(cfg.model):
-            raise FileNotFoundError(
-                f"--model {cfg.model!r} is neither an existing model directory nor a Hugging Face "
-                "Hub id (like 'Qwen/Qwen3-0.6B'), a .gguf file or a run folder. Check the path, or "
-                "leave --model out to use the built-in tiny model."
-            )
-        if path.suffix.lower() == ".gguf":
-            _require("gguf", f"loading {path.name}", '"trl-env[gguf]"')
-        _check_warm_start_prompt(cfg, path)
-    if cfg.plot:
-        _require("matplotlib", "the learning-curve plot", "matplotlib")
-    _check_trackers(cfg.trackers)
-    if cfg.eval_every:
-        from trl_env.trl._tasks import make_dataset
-        from trl_env.trl.training._heldout import check_heldout_seeds
-
-        dataset = make_dataset(cfg.env_ids, cfg.num_tasks, seed=cfg.seed, **cfg.env_kwargs)
-        seeds = range(cfg.eval_seed, cfg.eval_seed + cfg.eval_episodes)
-        check_heldout_seeds(dataset, cfg.env_ids, seeds)
-    return _check_output_dir(cfg)
-
-
-_TRACKER_PACKAGES = {
-    "tensorboard": "tensorboard",
-    "wandb": "wandb",
-    "trackio": "trackio",
-    "mlflow": "mlflow",
-    "comet_ml": "comet_ml",
-    "clearml": "clearml",
-    "dvclive": "dvclive",
-    "neptune": "neptune",
-    "swanlab": "swanlab",
-    "codecarbon": "codecarbon",
-    "azure_ml": "azureml",
-    "dagshub": "dagshub",
-    "flyte": "flytekit",
-}
-
-
-def _check_trackers(names: Sequence[str]) -> None:
-    """Every ``report_to`` name is a tracker transformers knows, and its package is installed."""
-    from transformers.integrations import INTEGRATION_TO_CALLBACK
-
-    for name in names:
-        if name == "all":
-            continue
-        if name not in INTEGRATION_TO_CALLBACK:
-            raise UsageError(
-                f"--report-to {name!r} is not a tracker transformers knows; pick from "
-                f"{', '.join(['none', 'all', *sorted(INTEGRATION_TO_CALLBACK)])}"
-            )
-        package = _TRACKER_PACKAGES.get(name, name)
-        if name == "tensorboard":
-            if importlib.util.find_spec("tensorboard") is None and (
-                importlib.util.find_spec("tensorboardX") is None
-            ):
-                _require("tensorboard", "--report-to tensorboard", "tensorboard")
-            continue
-        _require(package, f"--report-to {name}", package)
-
-
 @contextlib.contextmanager
 def _quiet_third_party() -> Iterator[None]:
     """Hide warnings a user of ``train`` cannot act on (scoped to the run)."""
@@ -268,7 +113,9 @@ def train(
         config: A :class:`TrainConfig` (``env_ids`` and ``model`` override its fields).
         log: Where to print progress lines (a callable taking a string); default ``print`` to
             stderr when ``progress`` is on.
-        **overrides: :class:`TrainConfig` fields, e.g. ``max_steps=2, output_dir="runs/x"``.
+        **overrides: :class:`TrainConfig` fields, e.g. ``max_steps=2, output_dir="runs/x"``;
+            ``recipe="NAME"`` (without ``config``) starts from a recorded recipe's settings,
+            which the other keywords override.
 
     Returns:
         A :class:`TrainResult`.
@@ -288,11 +135,17 @@ def train(
     started = time.perf_counter()
     base = asdict(config) if config is not None else {}
     base.update(overrides)
+    if config is None and base.get("recipe"):
+        # A recipe under the keyword settings, as under the flags of `trl-env train --recipe`. (A
+        # TrainConfig is taken as complete: `trl-env train` applied its recipe already.)
+        from trl_env.trl.training._recipes import load_recipe
+
+        base = {**load_recipe(base["recipe"]), **base}
     base["env_ids"] = [env_ids] if isinstance(env_ids, str) else list(env_ids)
     if model is not None:
         base["model"] = model
     cfg = TrainConfig(**base).resolved()
-    checkpoint = _check_before_work(cfg)
+    checkpoint = check_before_work(cfg)
 
     def say(message: str) -> None:
         if log is not None:
@@ -302,7 +155,7 @@ def train(
 
     output = Path(cfg.output_dir or ".")
     if cfg.overwrite and output.is_dir():
-        _clear_run(output)
+        clear_run(output)
     output.mkdir(parents=True, exist_ok=True)
     (output / "train_config.json").write_text(
         json.dumps(asdict(cfg), indent=2, default=str) + "\n", encoding="utf-8"
@@ -314,20 +167,68 @@ def train(
     )
     import torch
 
+    from trl_env._machine import cpu_summary
+
+    budget = f"{cfg.max_steps} steps" + (f" or {cfg.minutes:g} minutes" if cfg.minutes else "")
     say(
         f"training {cfg.model or 'the tiny local model'} on {', '.join(cfg.env_ids)} for "
-        f"{cfg.max_steps} steps (lr {cfg.learning_rate:g}, {cfg.num_generations} generations, "
-        f"batch {cfg.per_device_train_batch_size}, "
-        + (f"credit per turn (gamma {cfg.gamma:g}), " if cfg.credit == "turn" else "")
-        + f"{torch.get_num_threads()} torch threads: "
+        f"{budget} (lr {cfg.learning_rate:g}, {cfg.num_generations} generations, "
+        f"batch {cfg.per_device_train_batch_size}, episode budget {cfg.max_completion_length} "
+        f"tokens, credit {cfg.credit}"
+        + (f" (gamma {cfg.gamma:g})" if cfg.credit != "episode" else "")
+        + (f", warm start {cfg.warm_start}" if cfg.warm_start != "none" else "")
+        + (f", recipe {cfg.recipe}" if cfg.recipe else "")
+        + f", bf16 {'on' if cfg.bf16 else 'off'}; {cpu_summary(torch.get_num_threads())}: "
         f"--threads N to change); output in {output}"
         + (f"; resuming from {checkpoint}" if checkpoint else "")
     )
+    _warn_if_bf16_is_emulated(cfg)
     from trl_env.trl.training._trainer import run_trainer
 
     with _quiet_third_party():
-        rows, train_time = run_trainer(cfg, checkpoint, started, say)
-    return _finish(cfg, rows, started, train_time, say)
+        rows, train_time, stopped_by = run_trainer(cfg, checkpoint, started, say)
+    return _finish(cfg, rows, started, train_time, say, stopped_by)
+
+
+def _warn_if_bf16_is_emulated(cfg: TrainConfig) -> None:
+    """``--bf16`` asked for on a CPU that emulates it: say what it costs (the run goes on)."""
+    import torch
+
+    from trl_env._machine import BF16_EMULATED_COST, cpu_has_bf16_units
+
+    if cfg.bf16 and not torch.cuda.is_available() and not cpu_has_bf16_units():
+        warnings.warn(
+            f"--bf16 on this CPU: {BF16_EMULATED_COST}. Leave --bf16 out (the default decides "
+            "from the CPU) or pass --no-bf16",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _write_run_record(
+    cfg: TrainConfig, result: TrainResult, rows: list[dict[str, Any]], stopped_by: str
+) -> dict[str, Any]:
+    """``<output_dir>/run.json``: what the run did and on which machine (for results files)."""
+    import torch
+
+    from trl_env._machine import machine_record, peak_rss_gb
+
+    record = {
+        "env_ids": list(cfg.env_ids),
+        "model": cfg.model,
+        "recipe": cfg.recipe,
+        "steps": int(rows[-1].get("step", len(rows))) if rows else 0,
+        "stopped_by": stopped_by,
+        "wall_time_s": round(result.wall_time_s, 1),
+        "train_time_s": round(result.train_time_s, 1),
+        "peak_rss_gb": round(peak_rss_gb(), 2),
+        "bf16": cfg.bf16,
+        "machine": machine_record(torch.get_num_threads()),
+        "command": shlex.join(sys.argv) if sys.argv and sys.argv[0] else None,
+    }
+    path = Path(cfg.output_dir or ".") / "run.json"
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
 
 
 def _finish(
@@ -336,6 +237,7 @@ def _finish(
     started: float,
     train_time: float,
     say: Callable[[str], None],
+    stopped_by: str = "max_steps",
 ) -> TrainResult:
     output = Path(cfg.output_dir or ".")
     if not rows:
@@ -360,10 +262,16 @@ def _finish(
         config=cfg,
     )
     summary = result.summary()
+    record = _write_run_record(cfg, result, rows, stopped_by)
     say(
         f"done in {result.wall_time_s:.0f} s: mean reward {summary['first_mean']:.3f} (first 10 "
         f"steps) -> {summary['last_mean']:.3f} (last 10); final model in {result.model_dir}; "
         f"metrics in {result.metrics_csv}" + (f"; plot in {plot_png}" if plot_png else "")
     )
     say(f"evaluate it on held-out seeds with: {eval_command(cfg)}")
+    say(
+        f"{record['steps']} steps ({'time budget' if stopped_by == 'minutes' else 'step limit'}) "
+        f"in {result.wall_time_s:.0f} s, peak memory {record['peak_rss_gb']:.1f} GB RSS, on "
+        f"{record['machine']['summary']}"  # type: ignore[index]
+    )
     return result

@@ -46,6 +46,57 @@ def _starting_model(cfg: TrainConfig, resuming: bool, say: Say) -> str:
     return name
 
 
+WARM_START_DIR = "warm_start"
+"""The run folder's warm start: ``trl-env sft``'s run folder (demos, ``final/``), or the tiny
+model's format warm start; either way a policy ``trl-env eval --policy`` takes."""
+FORMAT_WARM_START_DIR = "warm_start_format"
+"""The tiny model's format warm start when a demo warm start follows it."""
+
+
+def _demo_warm_start(cfg: TrainConfig, name: str, say: Say) -> str:
+    """SFT on the ``warm_start`` demos (``trl-env sft``); the merged model GRPO starts from."""
+    from trl_env.trl._sft import SFTRunConfig, run_sft
+    from trl_env.trl.models import load_model_and_tokenizer
+
+    run = Path(cfg.output_dir or ".", WARM_START_DIR).resolve()
+    played = cfg.warm_start in ("random", "oracle")
+    say(
+        f"warm start: SFT on {cfg.warm_start_episodes} {cfg.warm_start} demo episodes per env"
+        if played
+        else f"warm start: SFT on the demos in {cfg.warm_start}"
+    )
+    run_sft(
+        SFTRunConfig(
+            env_ids=list(cfg.env_ids),
+            model=name,
+            demos=str(cfg.warm_start),
+            episodes=cfg.warm_start_episodes,
+            output_dir=str(run),
+            lora=cfg.lora,
+            lora_r=cfg.lora_r,
+            lora_alpha=cfg.lora_alpha,
+            # LoRA: the rate of the recorded warm starts; all weights of a real model: a nudge.
+            learning_rate=2e-4 if cfg.lora or cfg.model is None else 1e-5,
+            epochs=cfg.warm_start_epochs,
+            batch_size=8,
+            gradient_checkpointing=True,
+            bf16=cfg.bf16,
+            seed=cfg.seed,
+            system_prompt=cfg.system_prompt,
+            max_turns=cfg.max_turns,
+            env_kwargs=dict(cfg.env_kwargs),
+        ),
+        say=say,
+    )
+    # GRPO's LoRA adapters go on top of the warm-started weights, so they are merged into a model
+    # directory the final adapter names as its base (and `--resume` reloads).
+    merged = run / "merged"
+    model, tokenizer = load_model_and_tokenizer(str(run))
+    model.save_pretrained(merged)
+    tokenizer.save_pretrained(merged)
+    return str(merged)
+
+
 def _warm_start(cfg: TrainConfig, name: str, say: Say) -> str:
     import torch
 
@@ -70,7 +121,9 @@ def _warm_start(cfg: TrainConfig, name: str, say: Say) -> str:
         callback=lambda step, loss: progress.update(loss=loss),
     )
     progress.close()
-    target = str((Path(cfg.output_dir or ".") / "warm-start").resolve())
+    # With a demo warm start after it, that one is the run's warm start; this one keeps its own.
+    folder = WARM_START_DIR if cfg.warm_start in (None, "none") else FORMAT_WARM_START_DIR
+    target = str((Path(cfg.output_dir or ".") / folder).resolve())
     model.save_pretrained(target)
     tokenizer.save_pretrained(target)
     say(
@@ -83,11 +136,18 @@ def _warm_start(cfg: TrainConfig, name: str, say: Say) -> str:
 
 def _prepare_model(cfg: TrainConfig, resuming: bool, say: Say) -> str:
     """The directory or Hub id GRPO starts from (warm-started if asked)."""
-    warm = Path(cfg.output_dir or ".", "warm-start").resolve()
-    if resuming and cfg.warm_start_steps and (warm / "config.json").is_file():
-        return str(warm)  # the checkpoint holds the weights; this only gives the architecture
+    warm = Path(cfg.output_dir or ".", WARM_START_DIR).resolve()
+    demos = cfg.warm_start not in (None, "none")
+    if resuming:
+        # The checkpoint holds the weights; this only gives the architecture (and the base the
+        # final adapter names).
+        for done in (warm / "merged", warm, warm.with_name(FORMAT_WARM_START_DIR)):
+            if (demos or cfg.warm_start_steps) and (done / "config.json").is_file():
+                return str(done)
     name = _starting_model(cfg, resuming, say)
-    return _warm_start(cfg, name, say) if cfg.warm_start_steps else name
+    if cfg.warm_start_steps:
+        name = _warm_start(cfg, name, say)
+    return _demo_warm_start(cfg, name, say) if demos else name
 
 
 def _grpo_args(cfg: TrainConfig) -> Any:
@@ -144,11 +204,12 @@ def _step_of(checkpoint: str | None) -> int | None:
 
 def run_trainer(
     cfg: TrainConfig, checkpoint: str | None, started: float, say: Say
-) -> tuple[list[dict[str, Any]], float]:
+) -> tuple[list[dict[str, Any]], float, str]:
     """Train (resuming from ``checkpoint`` if given) and save ``<output_dir>/final``.
 
     Returns:
-        The logged rows (one per step) and the seconds spent in ``trainer.train``.
+        The logged rows (one per step), the seconds spent in ``trainer.train``, and what ended
+        it: ``"max_steps"`` or ``"minutes"`` (the ``--minutes`` budget).
 
     Raises:
         KeyboardInterrupt: After saving the model so far to ``<output_dir>/interrupted``.
@@ -159,7 +220,7 @@ def run_trainer(
     from trl_env.trl._rollout import make_rollout_func
     from trl_env.trl._tasks import make_dataset
     from trl_env.trl.models import load_model_and_tokenizer
-    from trl_env.trl.training._callbacks import CsvLog, MetricsCallback
+    from trl_env.trl.training._callbacks import CsvLog, MetricsCallback, TimeBudget
     from trl_env.trl.training._heldout import HeldOutEvalCallback
     from trl_env.trl.training._recording import RecordingGRPOTrainer
 
@@ -203,6 +264,10 @@ def run_trainer(
             log=say,
         )
         trainer.add_callback(evals)
+    budget = None
+    if cfg.minutes is not None:  # warm start and RL together: the clock started with the run
+        budget = TimeBudget(started + 60 * cfg.minutes, say)
+        trainer.add_callback(budget)
     # Our callback prints one compact line per step instead of transformers' dicts and bar.
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
@@ -229,4 +294,5 @@ def run_trainer(
             "the training time" + (" (--eval-every larger or --eval-episodes smaller to cut it)"
                                    if share > 0.15 else "")
         )  # fmt: skip
-    return metrics.rows, train_time
+    stopped_by = "minutes" if budget is not None and budget.stopped_at is not None else "max_steps"
+    return metrics.rows, train_time, stopped_by

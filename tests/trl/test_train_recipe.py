@@ -1,0 +1,217 @@
+"""``trl-env train``'s recipe in the product: ``--warm-start``, ``--minutes``, ``--recipe``, the
+defaults a real model gets on a multi-turn env, the machine the run names (tiny model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("trl")
+
+import yaml
+
+from trl_env._env_traits import env_traits
+from trl_env._machine import SPEED_FLAGS, cpu_summary, machine_record
+from trl_env.cli import build_parser, main, parse_command_line
+from trl_env.cli._train import config_from_args
+from trl_env.trl.training import TrainConfig
+from trl_env.trl.training import _defaults as defaults_module
+from trl_env.trl.training import _recipes as recipes_module
+from trl_env.trl.training._recipes import describe_recipes, load_recipe, recipe_names
+
+ENV = "TextGuessNumber-v0"
+FAST = ["--batch-size", "16", "--num-tasks", "16", "--no-progress", "--no-plot", "--threads", "1"]
+
+
+def parsed(argv: list[str]) -> TrainConfig:
+    return config_from_args(parse_command_line(build_parser(), ["train", *argv]))
+
+
+# --- recipes -------------------------------------------------------------------------------------
+
+
+def test_recipe_list_prints_every_shipped_recipe(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", "--recipe", "list"]) == 0
+    out = capsys.readouterr().out
+    assert recipe_names() and all(name in out for name in recipe_names())
+    assert out.strip() == describe_recipes()
+
+
+def test_every_shipped_recipe_is_a_valid_config() -> None:
+    for name in recipe_names():
+        values = load_recipe(name)
+        assert "bf16" not in values  # the machine decides
+        config = TrainConfig(**{**values, "model": "m.gguf"})
+        assert config.env_ids and config.recipe is None
+
+
+def test_unknown_recipe_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", ENV, "--recipe", "multiturn-hangmn"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'multiturn-hangman'" in err and "--recipe list" in err
+
+
+def test_recipe_settings_are_defaults_that_flags_and_config_override(tmp_path: Path) -> None:
+    recipe = load_recipe("multiturn-hangman")
+    config = parsed(["--recipe", "multiturn-hangman", "--model", "m.gguf"])
+    assert config.recipe == "multiturn-hangman"
+    assert config.env_ids == recipe["env_ids"]  # the recipe may give the env too
+    assert config.gamma == recipe["gamma"] == 0.0 and config.env_kwargs == recipe["env_kwargs"]
+    # A flag equal to the dataclass default still wins over the recipe.
+    config = parsed(["TextHangman-v0", "--recipe", "multiturn-hangman", "--gamma", "1.0"])
+    assert config.gamma == 1.0 and config.max_turns == recipe["max_turns"]
+    # --config beats the recipe; flags beat both.
+    file = tmp_path / "c.yaml"
+    file.write_text(yaml.safe_dump({"max_turns": 9, "lora_r": 4}))
+    config = parsed(["--recipe", "multiturn-hangman", "--config", str(file), "--lora-r", "8"])
+    assert config.max_turns == 9 and config.lora_r == 8 and config.warm_start == "random"
+
+
+def test_a_recipe_may_not_set_the_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "fast.yaml").write_text("# forces bf16\nenv_ids: [TextGuessNumber-v0]\nbf16: true\n")
+    (tmp_path / "typo.yaml").write_text("env_ids: [TextGuessNumber-v0]\nlearnin_rate: 0.1\n")
+    files = {path.stem: path for path in tmp_path.glob("*.yaml")}
+    monkeypatch.setattr(recipes_module, "_files", lambda: files)
+    assert main(["train", "--recipe", "fast"]) == 2
+    assert "the CPU or GPU decides bf16" in capsys.readouterr().err
+    assert main(["train", "--recipe", "typo"]) == 2
+    assert "learnin_rate" in capsys.readouterr().err
+
+
+def test_the_python_api_takes_a_recipe_under_its_keywords(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trl_env.trl.training import _run
+
+    seen: dict[str, Any] = {}
+
+    def stop(cfg: TrainConfig) -> None:
+        seen["cfg"] = cfg
+        raise RuntimeError("stop before work")
+
+    monkeypatch.setattr(_run, "check_before_work", stop)
+    with pytest.raises(RuntimeError, match="stop before work"):
+        _run.train("TextHangman-v0", model="m.gguf", recipe="multiturn-hangman", gamma=1.0)
+    cfg = seen["cfg"]
+    assert cfg.gamma == 1.0 and cfg.env_kwargs == {"lives": 8, "partial_credit": 0.5}
+    assert cfg.recipe == "multiturn-hangman" and cfg.max_completion_length == 896
+
+
+# --- warm start and time budget (tiny model) ------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_warm_start_random_then_rl_within_minutes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    out = tmp_path / "run"
+    argv = [ENV, "--warm-start", "random", "--warm-start-episodes", "4", "--max-steps", "50"]
+    # A budget the warm start alone spends: GRPO still runs one step, then evaluates and saves.
+    argv += ["--minutes", "0.001", "--eval-episodes", "2", "--out", str(out), *FAST]
+    assert main(["train", *argv]) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["steps"] == 1 and summary["stopped_by"] == "minutes"
+    warm = out / "warm_start"
+    demos = [json.loads(line) for line in (warm / "demos" / "demos.jsonl").read_text().splitlines()]
+    assert len(demos) == 4 and {row["policy"] for row in demos} == {"random"}
+    assert (warm / "sft_config.json").is_file() and (warm / "final").is_dir()
+    assert not (out / "warm_start_format").exists()  # demos replace the format warm start
+    record = json.loads((out / "run.json").read_text())
+    assert record["stopped_by"] == "minutes" and record["peak_rss_gb"] > 0
+    assert record["machine"]["summary"] == cpu_summary(1) and summary["cpu"] == cpu_summary(1)
+    assert yaml.safe_load((out / "config.yaml").read_text())["warm_start"] == "random"
+    # The eval at the end of the run ran (step 1), and the final model was saved.
+    import csv
+
+    with (out / "metrics.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    # Step 0 holds the eval before training; step 1 the step and the eval after it.
+    assert [row["step"] for row in rows] == ["0", "1"] and rows[1]["eval_success_rate"] != ""
+    assert (out / "final" / "config.json").is_file()
+    # The warm start is a policy of its own.
+    code = main(["eval", ENV, "--policy", str(warm), "--episodes", "2", "--json", "--no-progress"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["envs"][ENV]["episodes"] == 2
+
+
+def test_warm_start_must_name_a_policy_or_demos(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [ENV, "--warm-start", str(tmp_path / "nothing"), "--out", str(tmp_path / "r"), *FAST]
+    assert main(["train", *argv]) == 2
+    assert "neither random, oracle nor none" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+# --- defaults from the env's traits -------------------------------------------------------------
+
+
+def test_env_traits_tell_multi_turn_games_and_step_rewards() -> None:
+    hangman = env_traits("TextHangman-v0")
+    assert hangman.multi_turn and hangman.has_random_policy and not hangman.step_rewards
+    assert env_traits("TextHangman-v0", {"partial_credit": 0.5}).step_rewards
+    one_turn = env_traits("TextLargestNumber-v0")
+    assert not one_turn.multi_turn and one_turn.mean_turns == 1.0
+    assert env_traits("TextSudoku-v0").step_rewards  # each right digit scores
+
+
+def test_real_model_cpu_defaults_fit_a_multi_turn_game(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(defaults_module, "_has_gpu", lambda: False)
+    hangman = TrainConfig(["TextHangman-v0"], model="m.gguf", lora=True).resolved()
+    # 16 turns of the 16-token replies and the env's observations fit (256 held 3 turns).
+    assert hangman.max_new_tokens_per_turn == 16
+    assert hangman.max_completion_length == 1024  # the CPU cap: 16 turns would need ~1,070
+    assert hangman.warm_start == "random" and hangman.credit == "episode"
+    assert hangman.per_device_train_batch_size == 16 and hangman.epsilon_high == 0.28
+    shaped = TrainConfig(
+        ["TextHangman-v0"], model="m.gguf", env_kwargs={"partial_credit": 0.5}
+    ).resolved()
+    assert shaped.credit == "turn"
+    one_turn = TrainConfig(["TextLargestNumber-v0"], model="m.gguf").resolved()
+    assert one_turn.max_completion_length == 256 and one_turn.warm_start == "none"
+    assert one_turn.credit == "episode" and one_turn.epsilon_high is None
+    # Given settings stay as given.
+    given = TrainConfig(
+        ["TextHangman-v0"], model="m.gguf", warm_start="none", credit="episode"
+    ).resolved()
+    assert given.warm_start == "none" and given.credit == "episode"
+    # A GPU run is TRL's with the rollout: no warm start, no multi-turn CPU settings.
+    monkeypatch.setattr(defaults_module, "_has_gpu", lambda: True)
+    gpu = TrainConfig(["TextHangman-v0"], model="m.gguf").resolved()
+    assert gpu.warm_start == "none" and gpu.max_completion_length == 1024
+
+
+def test_minutes_without_max_steps_lets_the_clock_decide() -> None:
+    config = TrainConfig([ENV], minutes=5).resolved()
+    assert config.max_steps == 10_000 and config.save_steps == 10 and config.eval_every == 10
+    assert TrainConfig([ENV], minutes=5, max_steps=7).resolved().max_steps == 7
+    with pytest.raises(ValueError, match="minutes must be a positive number"):
+        TrainConfig([ENV], minutes=0)
+
+
+# --- the machine --------------------------------------------------------------------------------
+
+
+def test_bf16_on_a_cpu_without_bf16_units_warns_with_its_cost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import trl_env._machine as machine
+    from trl_env.trl.training import _run
+
+    monkeypatch.setattr(machine, "cpu_has_bf16_units", lambda: False)
+    with pytest.warns(UserWarning, match="bfloat16 is emulated"):
+        _run._warn_if_bf16_is_emulated(TrainConfig([ENV], bf16=True))
+    monkeypatch.setattr(machine, "cpu_has_bf16_units", lambda: True)
+    _run._warn_if_bf16_is_emulated(TrainConfig([ENV], bf16=True))  # filterwarnings=error: none
+
+
+def test_the_machine_record_names_the_cpu_and_its_speed_flags() -> None:
+    record = machine_record(3)
+    assert record["torch_threads"] == 3 and set(record["cpu_flags"]) <= set(SPEED_FLAGS)
+    assert str(record["cpu"]) in str(record["summary"]) and "3 torch threads" in cpu_summary(3)
