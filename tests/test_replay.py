@@ -436,11 +436,6 @@ def test_rescore_step_timeout(run_dir: Path, sleepy_env: Any) -> None:
     assert sleepy_env.closed.wait(10)  # the abandoned env is closed after its call returned
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ThreadStepper._work: after a timeout the first thread to finish any call takes the "
-    "hung call's surplus and exits, so the next call waits for the hung one to return",
-)
 def test_rescore_goes_on_while_a_timed_out_step_still_runs(run_dir: Path, sleepy_env: Any) -> None:
     long = _long_guess_record(run_dir)
     # Woken after 5 s at the latest: a rescore that waited for the hung call returns after it.

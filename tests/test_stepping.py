@@ -69,6 +69,52 @@ def test_a_hung_call_times_out_and_its_env_is_closed_only_when_it_returns() -> N
     stepper.shutdown()
 
 
+def _full_width_batch(stepper: ThreadStepper) -> list[str]:
+    """One call per worker, each waiting for all the others: needs every thread of the pool."""
+    gate = threading.Barrier(stepper.workers, timeout=30)
+    outcomes = stepper.map(
+        lambda gate, _: gate.wait(), [gate] * stepper.workers, [None] * stepper.workers
+    )
+    return [type(outcome.error).__name__ for outcome in outcomes]
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_calls_after_a_timeout_do_not_wait_for_the_hung_call(workers: int) -> None:
+    # The hung call's thread leaves the pool when that call returns; until then its replacement
+    # and the other threads serve every later call (they used to give up their place instead).
+    release = threading.Event()  # set only at the end: a later call that waited never returns
+    events: list[str] = []
+    hung = Recorder("hung", block=release)
+    stepper = ThreadStepper(workers, timeout=1.0)
+    [outcome] = stepper.map(_step, [hung], ["x"])
+    assert isinstance(outcome.error, StepTimeoutError)
+    stepper.close_env(hung)
+
+    def later_batches() -> None:
+        for round_ in range(4):
+            events.append(f"round {round_}: {_full_width_batch(stepper)}")
+        events.append("done")
+
+    runner = threading.Thread(target=later_batches, daemon=True)
+    runner.start()
+    runner.join(timeout=10.0)  # a hang guard only (10 x the limit); the batches need no release
+    events.append("released")
+    release.set()
+    assert events == [
+        *(f"round {r}: {['NoneType'] * workers}" for r in range(4)),
+        "done",
+        "released",
+    ]
+    # Once the hung call returns, its thread exits: the pool is back to its size, and serves.
+    assert hung.closed.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while stepper._threads > workers and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert stepper._threads == workers
+    assert _full_width_batch(stepper) == ["NoneType"] * workers
+    stepper.shutdown()
+
+
 def test_time_waiting_for_a_free_thread_is_not_counted() -> None:
     # One thread, four calls of 0.3 s: the last starts after ~0.9 s but runs well within 1 s.
     stepper = ThreadStepper(1, timeout=1.0)

@@ -36,8 +36,9 @@ Why threads: measured on the shared 2-core CI machine, 64 TextWordle-v0 envs, 6 
 
 A step that does not return within ``timeout`` seconds fails with :class:`StepTimeoutError`. A
 Python thread cannot be killed: the hung call keeps its thread until it returns. That thread is a
-daemon (it never blocks interpreter exit), the pool starts a replacement so it keeps its size, and
-the env is marked abandoned: :meth:`ThreadStepper.close_env` closes it only once the hung call has
+daemon (it never blocks interpreter exit), the pool starts a replacement so it keeps its size (the
+hung call's thread exits when that call returns; the other threads go on serving), and the env is
+marked abandoned: :meth:`ThreadStepper.close_env` closes it only once the hung call has
 returned, and the rollout never hands it to another episode.
 
 Example:
@@ -165,7 +166,9 @@ class ThreadStepper:
         )
         self._lock = threading.Lock()
         self._threads = 0
-        self._surplus = 0  # replacement threads started for hung calls; the first freed ones exit
+        # Timed-out calls still running: the thread running one exits once it returns (it was
+        # replaced when the call was abandoned); the other threads keep serving the queue.
+        self._abandoned: set[Future[Any]] = set()
         self._hung: dict[int, Future[Any]] = {}  # id(env) -> the call still running on it
         for _ in range(workers):
             self._start_thread()
@@ -189,8 +192,8 @@ class ThreadStepper:
                 else:
                     future.set_result(result)
             with self._lock:
-                if self._surplus > 0:  # a hung call came back: the pool is one thread too big
-                    self._surplus -= 1
+                if future in self._abandoned:  # a hung call came back: its replacement took over
+                    self._abandoned.discard(future)
                     break
         with self._lock:
             self._threads -= 1
@@ -235,8 +238,14 @@ class ThreadStepper:
                 if begun is None or time.monotonic() - begun < self.timeout:
                     continue
             with self._lock:
-                self._hung[id(env)] = future
-                self._surplus += 1
+                # The worker sets the result before it takes the lock to look for its future in
+                # ``_abandoned``: a call not done here is abandoned before its worker looks.
+                returned = future.done()
+                if not returned:
+                    self._abandoned.add(future)
+                    self._hung[id(env)] = future
+            if returned:  # it returned just now: its thread stays in the pool
+                return future.result()
             self._start_thread()  # keep the pool at full strength while the hung call holds one
             return CallOutcome(
                 error=StepTimeoutError(
