@@ -10,7 +10,12 @@ tests used to hold:
 * a Countdown expression of up to 1 MB refused as too long, by ``evaluate_expression`` and by a
   whole ``env.step``, against the old 0.5 s bound and against a step on a valid expression;
 * a Countdown step (a mix of valid, invalid and 5,000-character replies) and a reset, against
-  the old 1 ms and 5 ms bounds.
+  the old 1 ms and 5 ms bounds;
+* a TicTacToe episode against the perfect opponent (reset, a move, an invalid reply; the tests
+  check that the moves are looked up in the minimax table, no game tree searched), against the old
+  1 ms bound;
+* a Sudoku step, 4x4 and 9x9 (correct, wrong, invalid and off-board moves; the tests check that
+  no step runs the solver), against the old 1 ms bound.
 
 Each figure is the fastest of ``--repeats`` runs (robust to a busy machine).
 
@@ -28,6 +33,8 @@ from collections.abc import Callable
 import gymnasium as gym
 from trl_env.envs._common import last_bracketed
 from trl_env.envs.countdown import TextCountdownEnv, evaluate_expression
+from trl_env.envs.sudoku import TextSudokuEnv
+from trl_env.envs.tictactoe import TextTicTacToeEnv
 
 import trl_env  # noqa: F401  (registers the catalogue)
 
@@ -104,6 +111,25 @@ def main() -> None:
         f"Countdown step {step * 1e6:.1f} us (/ 1 ms: {step / 1e-3:.3f}); "
         f"reset {reset * 1e6:.1f} us (/ 5 ms: {reset / 5e-3:.3f})"
     )
+
+    tictactoe = TextTicTacToeEnv(opponent="perfect")  # builds the minimax table (once a process)
+
+    def episode() -> None:
+        tictactoe.reset(seed=0)
+        tictactoe.step("[b2]")
+        tictactoe.step("not a move")
+
+    per_episode = best(episode, repeats, number=200)
+    print(
+        f"TicTacToe, perfect opponent: reset + 2 steps {per_episode * 1e6:.1f} us "
+        f"(/ 1 ms: {per_episode / 1e-3:.3f})"
+    )
+    moves = ["[1 1 1]", "[2 2 2]", "nonsense", "[9 9 9]"]
+    for size in (4, 9):
+        sudoku = TextSudokuEnv(size=size, extra_turns=10**6)
+        sudoku.reset(seed=0)
+        step = best(lambda s=sudoku: [s.step(m) for m in moves], repeats, number=50) / len(moves)
+        print(f"Sudoku {size}x{size} step {step * 1e6:.1f} us (/ 1 ms: {step / 1e-3:.3f})")
 
 
 if __name__ == "__main__":
