@@ -7,8 +7,8 @@ runs.
 
 Example:
     >>> config = ServeConfig("TextWordle-v0", port=8001)
-    >>> (config.host, config.port, config.max_sessions)
-    ('127.0.0.1', 8001, 256)
+    >>> (config.host, config.port, config.max_sessions, config.max_action_chars)
+    ('127.0.0.1', 8001, 256, 1048576)
 """
 
 from __future__ import annotations
@@ -52,8 +52,21 @@ class ServeConfig:
     max_sessions: int = field(
         default=256, metadata={"help": "Concurrent sessions (episodes) at most.", "min": 1}
     )
+    max_action_chars: int = field(
+        default=1_048_576,
+        metadata={
+            "help": "Longest action (reply) passed to the env, in characters; a longer one is "
+            "answered with an error and the env is not stepped.",
+            "min": 1,
+        },
+    )
     log_level: str = field(
-        default="warning", metadata={"help": "uvicorn's log level.", "choices": _LOG_LEVELS}
+        default="warning",
+        metadata={
+            "help": "uvicorn's log level (info: also one line per client that left without a "
+            "close message).",
+            "choices": _LOG_LEVELS,
+        },
     )
     export: str | None = field(
         default=None,
@@ -123,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
         port=config.port,
         env_kwargs=config.env_kwargs,
         max_sessions=config.max_sessions,
+        max_action_chars=config.max_action_chars,
         log_level=config.log_level,
     )
     return 0
