@@ -54,7 +54,6 @@ warnings.filterwarnings("ignore")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _real_model import DEFAULT_GGUF, resolve_model  # noqa: E402
-from real_model_learning import TimedRollout  # noqa: E402
 
 import trl_env  # noqa: E402
 
@@ -67,6 +66,43 @@ SETTINGS: dict[str, dict[str, bool]] = {
 TRL_ENV_TRAINER = {"after"}
 """Settings trained with trl-env's trainer (the rest with TRL's ``GRPOTrainer``)."""
 
+
+
+class TimedRollout:
+    """The library's ``rollout_func`` with its generation and total time recorded per call."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from trl_env.trl.models import generator_from_trainer
+
+        self.generation_s = 0.0
+        self.rollout_s = 0.0
+        self.episodes: list[Any] = []
+        outer = self
+
+        class Timed:
+            def __init__(self, inner: Any) -> None:
+                self.inner = inner
+
+            def generate(self, inputs: Any, max_new_tokens: int) -> Any:
+                start = time.perf_counter()
+                try:
+                    return self.inner.generate(inputs, max_new_tokens)
+                finally:
+                    outer.generation_s += time.perf_counter() - start
+
+        self.inner = trl_env.make_rollout_func(
+            generator=lambda trainer: Timed(generator_from_trainer(trainer)),
+            max_new_tokens_per_turn=args.max_new_tokens,
+            max_turns=args.max_turns,
+        )
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
+        start = time.perf_counter()
+        try:
+            return self.inner(prompts, trainer)
+        finally:
+            self.rollout_s += time.perf_counter() - start
+            self.episodes = self.inner.last_episodes
 
 def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, Any]:
     """Train ``--steps`` + 1 steps under setting ``name``; mean seconds of the last ``--steps``."""

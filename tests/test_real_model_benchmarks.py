@@ -12,6 +12,7 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+import yaml
 
 from tests.conftest import skip_or_fail_without_real_model
 from trl_env.spaces import TextSpace
@@ -92,13 +93,16 @@ def test_analyse_replays_transcripts_and_counts_only_rejected_replies() -> None:
     assert row["examples"]["chat / question"] == "Sure, what do you want?"
 
 
-def test_a_bad_gamma_is_refused_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    from real_model_learning import parse_args
+def test_the_benchmark_runs_the_documented_train_command(tmp_path: Path) -> None:
+    from real_model_learning import parse_args, train_command
 
-    with pytest.raises(SystemExit):
-        parse_args(["--credit", "turn", "--gamma", "-0.5"])
-    assert "gamma must be a number in [0, 1]" in capsys.readouterr().err
-    assert parse_args(["--credit", "turn", "--gamma", "0"]).gamma == 0.0
+    args = parse_args(["--model", "m.gguf", "--env", "TextHangman-v0", "--minutes", "55"])
+    assert train_command(args, tmp_path / "run") == [
+        "trl-env", "train", "TextHangman-v0", "--model", "m.gguf", "--lora", "--minutes", "55",
+        "--out", str(tmp_path / "run"), "--no-progress",
+    ]  # fmt: skip
+    args = parse_args(["--recipe", "multiturn-hangman", "--train-arg=--seed", "--train-arg=1"])
+    assert train_command(args, tmp_path)[-6:-2] == ["--recipe", "multiturn-hangman", "--seed", "1"]
 
 
 def test_wilson_interval() -> None:
@@ -122,23 +126,30 @@ def test_real_model_learning_runs_two_steps(tmp_path: Path) -> None:
     command = [
         sys.executable, str(BENCHMARKS / "real_model_learning.py"), "--model", str(_MODEL),
         "--env", "TextTicTacToe-v0", "--max-steps", "2", "--eval-episodes", "2",
-        "--eval-seed", "20000", "--batch-size", "4", "--num-generations", "2",
-        "--max-new-tokens", "8", "--max-turns", "2", "--lora", "--out", str(tmp_path),
-        "--warm-start", "random", "--warm-start-episodes", "4", "--credit", "turn",
+        "--eval-seed", "20000", "--out", str(tmp_path),
+        *(f"--train-arg={arg}" for arg in (
+            "--batch-size", "4", "--num-generations", "2", "--max-new-tokens-per-turn", "8",
+            "--max-turns", "2", "--warm-start", "random", "--warm-start-episodes", "4",
+            "--credit", "turn", "--eval-every", "0", "--num-tasks", "8", "--threads", "1",
+        )),
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=3600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["env"] == "TextTicTacToe-v0"
-    assert result["steps"] == 2 and result["credit"] == "turn"
-    assert result["warm_start_policy"] == "random"
+    assert result["env"] == "TextTicTacToe-v0" and result["steps"] == 2
+    assert result["stopped_by"] == "max_steps" and result["peak_rss_gb"] > 0
+    assert "torch threads" in result["cpu"] and result["command"].startswith("trl-env train")
+    config = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
+    assert config["credit"] == "turn" and config["warm_start"] == "random"
     for key in ("before", "warm_start", "after", "random"):
         summary = result[key]
         assert summary["episodes"] == 2 and summary["mean_turns"] >= 1
-        low, high = summary["success_ci"]
-        assert (low, high) == (summary["success_ci_low"], summary["success_ci_high"])
+        low, high = summary["success_ci_low"], summary["success_ci_high"]
         assert 0.0 <= low <= summary["success_rate"] <= high <= 1.0
-        assert summary["return_ci"][0] <= summary["mean_return"] <= summary["return_ci"][1]
+        assert (tmp_path / "eval" / key / "results.json").is_file()
+    # The "above" claims are recomputed from the intervals.
+    for key, above in result["after_above"].items():
+        assert above == (result["after"]["success_ci_low"] > result[key]["success_ci_high"])
     split = result["step_time_split"]
     assert set(split) == {"generation", "env", "training"}
     assert abs(sum(split.values()) - 1.0) < 0.01

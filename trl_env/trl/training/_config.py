@@ -374,6 +374,7 @@ class TrainConfig:
             env_ids=self.env_ids,
             env_kwargs=self.env_kwargs,
             max_new_tokens_per_turn=self.max_new_tokens_per_turn,
+            max_turns=self.max_turns,
             budget_in_minutes=self.minutes is not None and self.max_steps is None,
         )
         values = asdict(self)

@@ -86,11 +86,15 @@ def _has_gpu() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def _episode_budget(traits: Sequence[Any], max_new_tokens_per_turn: int) -> int:
-    """Completion tokens that hold :data:`_EPISODE_BUDGET_TURNS` turns of the longest env."""
+def _episode_budget(
+    traits: Sequence[Any], max_new_tokens_per_turn: int, max_turns: int | None
+) -> int:
+    """Completion tokens that hold :data:`_EPISODE_BUDGET_TURNS` turns of the longest env (or
+    ``max_turns``, if fewer)."""
     need = 0
     for trait in traits:
-        turns = min(trait.turn_limit or _EPISODE_BUDGET_TURNS, _EPISODE_BUDGET_TURNS)
+        limits = (trait.turn_limit, max_turns, _EPISODE_BUDGET_TURNS)
+        turns = min(limit for limit in limits if limit)
         per_turn = max_new_tokens_per_turn + _TEMPLATE_TOKENS_PER_TURN
         per_turn += math.ceil(trait.mean_observation_chars / _CHARS_PER_TOKEN)
         need = max(need, turns * per_turn)
@@ -99,7 +103,10 @@ def _episode_budget(traits: Sequence[Any], max_new_tokens_per_turn: int) -> int:
 
 
 def multi_turn_defaults(
-    env_ids: Sequence[str], env_kwargs: Mapping[str, Any], max_new_tokens_per_turn: int | None
+    env_ids: Sequence[str],
+    env_kwargs: Mapping[str, Any],
+    max_new_tokens_per_turn: int | None,
+    max_turns: int | None = None,
 ) -> dict[str, Any]:
     """The CPU defaults of a real model that depend on the envs' traits (empty for one-turn envs).
 
@@ -115,7 +122,7 @@ def multi_turn_defaults(
         return {}
     defaults = dict(_MULTI_TURN_CPU_DEFAULTS)
     tokens = max_new_tokens_per_turn or defaults["max_new_tokens_per_turn"]
-    defaults["max_completion_length"] = _episode_budget(traits, tokens)
+    defaults["max_completion_length"] = _episode_budget(traits, tokens, max_turns)
     if any(trait.step_rewards for trait in traits):
         defaults["credit"] = "turn"
     if all(trait.has_random_policy for trait in traits):
@@ -130,6 +137,7 @@ def run_defaults(
     env_ids: Sequence[str] = (),
     env_kwargs: Mapping[str, Any] | None = None,
     max_new_tokens_per_turn: int | None = None,
+    max_turns: int | None = None,
     budget_in_minutes: bool = False,
 ) -> dict[str, Any]:
     """The value of each defaulted ``TrainConfig`` field for this model kind, envs and machine.
@@ -141,6 +149,7 @@ def run_defaults(
             envs, :func:`multi_turn_defaults`).
         env_kwargs: Their ``gym.make`` kwargs.
         max_new_tokens_per_turn: The run's, if given (the episode budget is sized from it).
+        max_turns: The run's turn limit, if given (likewise).
         budget_in_minutes: ``--minutes`` without ``--max-steps``: the clock ends the run.
 
     Example:
@@ -152,7 +161,7 @@ def run_defaults(
         defaults = {**_TINY_DEFAULTS, "bf16": False, "credit": "episode", "warm_start": "none"}
     else:
         defaults = _model_defaults(
-            lora, env_ids, env_kwargs or {}, max_new_tokens_per_turn=max_new_tokens_per_turn
+            lora, env_ids, env_kwargs or {}, max_new_tokens_per_turn, max_turns
         )
     if budget_in_minutes:
         defaults.update(max_steps=_BUDGET_STEPS, save_steps=_BUDGET_EVERY, eval_every=_BUDGET_EVERY)
@@ -163,8 +172,8 @@ def _model_defaults(
     lora: bool,
     env_ids: Sequence[str],
     env_kwargs: Mapping[str, Any],
-    *,
     max_new_tokens_per_turn: int | None,
+    max_turns: int | None,
 ) -> dict[str, Any]:
     from trl_env.trl.models._bf16 import default_bf16
 
@@ -181,7 +190,9 @@ def _model_defaults(
     if on_cpu:
         defaults.update(_CPU_MODEL_DEFAULTS)
         if env_ids:
-            defaults.update(multi_turn_defaults(env_ids, env_kwargs, max_new_tokens_per_turn))
+            defaults.update(
+                multi_turn_defaults(env_ids, env_kwargs, max_new_tokens_per_turn, max_turns)
+            )
     if lora:
         defaults["learning_rate"] = _CPU_LORA_LEARNING_RATE if on_cpu else _LORA_LEARNING_RATE
     return defaults
