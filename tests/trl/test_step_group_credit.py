@@ -23,6 +23,7 @@ import torch
 from trl import GRPOConfig
 
 import trl_env
+from tests.trl.test_credit import ThreeTurns  # the same three-turn env, here under ENV_ID
 from trl_env.trl._credit import (
     TurnCreditGRPOTrainer,
     _model_turn_spans,
@@ -44,25 +45,6 @@ pytestmark = [
 ]
 
 ENV_ID = "TestStepGroupThreeTurns-v0"
-
-
-class ThreeTurns:
-    """A protocol env of exactly three turns whose step reward is read off the reply:
-    1.0 if it says "win", -0.1 if it says "bad", else 0.0. Its messages do not depend on the
-    replies, so every episode of a group sees the same observation at each turn."""
-
-    last_step_reward = 0.0
-    alive = False
-
-    def reset(self, seed: str) -> str:
-        self.alive, self.turn, self.last_step_reward = True, 0, 0.0
-        return "Play three moves."
-
-    def step(self, action: str) -> str:
-        self.turn += 1
-        self.last_step_reward = 1.0 if "win" in action else -0.1 if "bad" in action else 0.0
-        self.alive = self.turn < 3
-        return f"Move {self.turn} noted."
 
 
 @pytest.fixture(scope="module", autouse=True)
