@@ -9,8 +9,13 @@ from typing import Any, Literal
 import gymnasium as gym
 import numpy as np
 
+from trl_env._policies import Policy
+from trl_env._two_player import TwoPlayerEnv
+
 from ._common import invalid_feedback, quote, read_reply
 from ._text_game import TextGame
+from ._tictactoe_seats import AGENT, CELL_NAMES, EMPTY, MARKS, OPPONENT, OPPONENTS, TicTacToeSeats
+from ._tictactoe_seats import draw_board as _draw_board
 
 __all__ = [
     "CELL_NAMES",
@@ -21,11 +26,6 @@ __all__ = [
     "parse_move",
     "winner",
 ]
-
-EMPTY, AGENT, OPPONENT = ".", "X", "O"
-OPPONENTS = ("random", "greedy", "perfect")
-CELL_NAMES = tuple(f"{col}{row}" for row in "123" for col in "abc")
-"""Cell names in index order 0-8: column letter a-c (left to right), row number 1-3 (top down)."""
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 _CELL = re.compile(r"(?:([abc])\s*([123])|([123])\s*([abc])|([1-9]))", re.IGNORECASE)
@@ -125,7 +125,8 @@ def best_moves(board: str, to_move: str) -> list[int]:
 
 
 def oracle_action(env: gym.Env[str, str]) -> str:
-    """A perfect move for the agent (X) in ``env``'s current position, as a reply like ``[b2]``.
+    """A perfect move for the seat to move in ``env``'s position (the agent, X, through the gym
+    API), as a reply like ``[b2]``.
 
     Minimax over the whole game tree (memoised once per process): it never loses, so against
     ``opponent="perfect"`` it always draws, and it takes every win the opponent allows. The same
@@ -171,21 +172,25 @@ def parse_move(action: str) -> tuple[int | None, str | None]:
     return CELL_NAMES.index(f"{col}{row}"), None
 
 
-def _draw_board(board: str) -> str:
-    rows = [f"{r + 1}  {' '.join(board[3 * r : 3 * r + 3])}" for r in range(3)]
-    return "\n".join(["   a b c", *rows])
-
-
-class TextTicTacToeEnv(TextGame[int]):
-    """Tic-tac-toe: get three X in a row against a built-in O opponent.
+class TextTicTacToeEnv(TicTacToeSeats, TwoPlayerEnv, TextGame[int]):
+    """Tic-tac-toe: get three X in a row against an O opponent, scripted or any policy.
 
     ## Description
-    The agent plays X on a 3x3 board against a built-in O player whose strength is selectable:
+    The agent plays X on a 3x3 board against an O player: a built-in one of selectable strength,
     ``"random"`` (a uniformly random empty cell), ``"greedy"`` (wins at once if it can, else
     blocks the agent's immediate win, else random) or ``"perfect"`` (minimax: never loses; random
-    among its optimal moves). Who moves first is ``agent_first`` (or a coin flip from
-    ``self.np_random``). All opponent randomness comes from ``self.np_random``. The minimax table
-    (every reachable position) is built once per process, never in ``reset``.
+    among its optimal moves), or any policy (a model, a function of a turn; see ``opponent``).
+    Who moves first is ``agent_first`` (or a coin flip from ``self.np_random``). All scripted
+    randomness comes from ``self.np_random``. The minimax table (every reachable position) is
+    built once per process, never in ``reset``.
+
+    The env is a two-player game (``trl_env._two_player.TwoPlayerGame``): seat 0 is X, seat 1
+    is O, ``current_seat`` says whose turn it is, and each seat has its own observations (O is
+    told the rules from its side, "You are O", and its own moves as "You"). A policy opponent
+    sees only O's conversation (its episode is ``env.unwrapped.opponent_episode``); it may reply
+    invalidly (feedback, still its turn) up to 3 times in a row, then, like an opponent that
+    stops replying, it forfeits and the agent wins. ``start_seats(seed)`` starts a game whose two
+    seats are both played from outside with ``seat_step`` (head-to-head evals, self-play).
 
     ## Action Space
     Free text (:class:`trl_env.TextSpace`). The move is the last ``[bracketed]`` cell, or the whole
@@ -212,16 +217,18 @@ class TextTicTacToeEnv(TextGame[int]):
     ``opponent="perfect"`` the best achievable return is ``draw_reward`` (perfect play draws).
 
     ## Episode End
-    Terminated when someone has three in a row or the board is full. Truncated by gymnasium's
-    ``TimeLimit`` (registered ``max_episode_steps=10``: at most 5 moves are needed, the rest is
-    slack for invalid replies).
+    Terminated when someone has three in a row, the board is full, or a policy opponent forfeits.
+    Truncated by gymnasium's ``TimeLimit`` (registered ``max_episode_steps=10``: at most 5 moves
+    are needed, the rest is slack for invalid replies).
 
     ## Arguments
     ```python
     gym.make("TextTicTacToe-v0", opponent="random", agent_first=True, draw_reward=0.5,
              invalid_action_penalty=0.1, render_mode="ansi")
     ```
-    ``opponent`` is ``"random"``, ``"greedy"`` or ``"perfect"`` (``TextTicTacToePerfect-v0``);
+    ``opponent`` is ``"random"``, ``"greedy"``, ``"perfect"`` (``TextTicTacToePerfect-v0``) or a
+    policy: any :class:`trl_env.Policy` (a model from :func:`trl_env.trl.model_policy`, which
+    plays greedily unless told otherwise) or a function ``fn(turn) -> reply``;
     ``agent_first`` is ``True``, ``False`` or ``"random"``.
 
     ## Info
@@ -233,6 +240,8 @@ class TextTicTacToeEnv(TextGame[int]):
     ## Version History
     * v0: Initial version. Replies that state one legal move in plain words are accepted, and
       invalid-reply feedback quotes the reply (issue 9); seeds and valid moves are unchanged.
+      ``opponent`` takes any policy, and the game says whose turn it is with per-seat
+      observations (issue 32); games against the scripted opponents are unchanged.
 
     Example:
         >>> import gymnasium as gym
@@ -249,76 +258,87 @@ class TextTicTacToeEnv(TextGame[int]):
         "Tic-tac-toe as X against a {opponent} opponent; win 1, draw {draw_reward}, loss 0."
     )
     invalid_consequence = "It is still your turn."
+    seat_names = MARKS
+    scripted_opponents = OPPONENTS
 
     def __init__(
         self,
         render_mode: str | None = None,
         *,
-        opponent: Literal["random", "greedy", "perfect"] = "random",
+        opponent: Literal["random", "greedy", "perfect"] | Policy = "random",
         agent_first: bool | Literal["random"] = True,
         draw_reward: float = 0.5,
         invalid_action_penalty: float = 0.1,
     ) -> None:
         super().__init__(render_mode, invalid_action_penalty=invalid_action_penalty)
-        if opponent not in OPPONENTS:
-            raise ValueError(f"opponent must be one of {OPPONENTS}, got {opponent!r}")
+        self._init_opponent(opponent)
         if agent_first not in (True, False, "random"):
             raise ValueError(f"agent_first must be True, False or 'random', got {agent_first!r}")
         if not 0.0 <= draw_reward <= 1.0:
             raise ValueError(f"draw_reward must be in [0, 1], got {draw_reward}")
-        self.opponent = opponent
         self.agent_first = agent_first
         self.draw_reward = float(draw_reward)
         # Built once per process and shared read-only: reset never rebuilds it.
         self._table = _minimax_table()
         self.board = EMPTY * 9
         self.result: str | None = None
+        self._to_move = 0
+        self._forfeit: tuple[int, str] | None = None
+        self._moves: list[tuple[int, int]] = []  # (seat, cell), in the order played
+        self._told = [0, 0]  # per seat: how many of the moves it has been told
+        self._introduced = [False, False]  # per seat: whether it has had the rules
+        self._feedback: list[str | None] = [None, None]  # per seat: invalid-reply feedback
 
     def new_game(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Start a new game (the opponent opens when it moves first) and return the rules."""
+        self._begin_game(options)
         self.board = EMPTY * 9
-        self.result = None
+        self.result, self._forfeit, self._moves = None, None, []
+        self._told, self._introduced, self._feedback = [0, 0], [False, False], [None, None]
         if self.agent_first == "random":
             agent_starts = bool(self.np_random.integers(2))
         else:
             agent_starts = bool(self.agent_first)
-        opening = ""
-        if not agent_starts:
-            cell = self._opponent_move()
-            opening = f"Your opponent moved first: O at {CELL_NAMES[cell]}.\n"
-        message = (
-            "Let's play tic-tac-toe. You are X, your opponent is O. Take turns marking an empty "
-            "cell; the first to get three in a row (across, down or diagonally) wins.\n"
-            "Cells are named by column letter a-c (left to right) and row number 1-3 (top to "
-            "bottom): a1 is the top-left, b2 the centre, c3 the bottom-right. You may also use "
-            "the numbers 1-9, counted row by row from the top-left (5 is the centre).\n"
-            f"Win = 1, draw = {self.draw_reward:g}, loss = 0.\n"
-            "Reply with one cell in square brackets, for example [b2].\n\n"
-            f"{opening}{_draw_board(self.board)}\nYour move (X)."
-        )
-        return message, self._info(None, None)
+        self._to_move = 0 if agent_starts else 1
+        if not agent_starts and not self.seats_outside:
+            self._started = True  # running already: a policy opponent's turn asks the game
+            self._opponent_turn()
+        # With both seats played from outside, X reads its first message on its first turn.
+        return self._seat_message(0, consume=not self.seats_outside), self._info(None, None)
 
-    def _opponent_move(self) -> int:
+    def _opponent_turn(self) -> int | None:
+        """The opponent's move: scripted, or its policy's (which may forfeit: ``None``)."""
+        if isinstance(self.opponent, str):
+            cell = self._scripted_cell(self.opponent, OPPONENT)
+            self._place(cell, 1)
+            return cell
+        before = len(self._moves)
+        self._play_opponent()
+        return self._moves[before][1] if len(self._moves) > before else None
+
+    def _scripted_cell(self, name: str, mark: str) -> int:
         empty = [i for i, cell in enumerate(self.board) if cell == EMPTY]
         choices = empty
-        if self.opponent == "perfect":
-            choices = best_moves(self.board, OPPONENT)
-        elif self.opponent == "greedy":
-            for mark in (OPPONENT, AGENT):  # win if possible, else block
-                wins = [i for i in empty if self._completes_line(i, mark)]
+        if name == "perfect":
+            choices = best_moves(self.board, mark)
+        elif name == "greedy":
+            for player in (mark, _other(mark)):  # win if possible, else block
+                wins = [i for i in empty if self._completes_line(i, player)]
                 if wins:
                     choices = wins
                     break
-        cell = choices[int(self.np_random.integers(len(choices)))]
-        self._place(cell, OPPONENT)
-        return cell
+        return choices[int(self.np_random.integers(len(choices)))]
 
     def _completes_line(self, cell: int, mark: str) -> bool:
         return any(cell in line and sum(self.board[i] == mark for i in line) == 2 for line in LINES)
 
-    def _place(self, cell: int, mark: str) -> None:
-        self.board = self.board[:cell] + mark + self.board[cell + 1 :]
+    def _place(self, cell: int, seat: int) -> None:
+        self.board = self.board[:cell] + MARKS[seat] + self.board[cell + 1 :]
+        self._moves.append((seat, cell))
+        self._to_move = 1 - seat
         self.result = winner(self.board)
+        if self.result is not None and self.seats_outside:
+            self._done = True
 
     def _legal_moves(self) -> list[str]:
         return [CELL_NAMES[i] for i, c in enumerate(self.board) if c == EMPTY]
@@ -350,38 +370,39 @@ class TextTicTacToeEnv(TextGame[int]):
         )
 
     def invalid_info(self) -> dict[str, Any]:
+        self._refuse_gym_step()
         return self._info(None, None)
 
     def play_move(self, move: int) -> tuple[str, float, dict[str, Any]]:
-        self._place(move, AGENT)
-        message = f"You: X at {CELL_NAMES[move]}."
+        self._refuse_gym_step()
+        if self.result is not None:  # a policy opponent forfeited before the agent's first move
+            return self._seat_message(0), self._reward(), self._info(None, None)
+        self._place(move, 0)
         opponent_move = None
         if self.result is None:
-            opponent_move = CELL_NAMES[self._opponent_move()]
-            message += f" Opponent: O at {opponent_move}."
-        message += "\n" + _draw_board(self.board) + "\n"
-        reward = 0.0
-        if self.result == AGENT:
-            reward, message = 1.0, message + "Three in a row: you won!"
-        elif self.result == OPPONENT:
-            message += "Your opponent got three in a row: you lost."
-        elif self.result == "draw":
-            reward, message = self.draw_reward, message + "The board is full: it's a draw."
+            cell = self._opponent_turn()
+            opponent_move = None if cell is None else CELL_NAMES[cell]
         else:
-            message += "Your move (X)."
-        return message, reward, self._info(CELL_NAMES[move], opponent_move)
+            self._play_opponent()  # a policy opponent's episode records the end
+        return self._seat_message(0), self._reward(), self._info(CELL_NAMES[move], opponent_move)
+
+    def _reward(self) -> float:
+        result = self.seat_result(0)
+        return 0.0 if result is None else self.result_reward(result)
 
     def is_over(self) -> bool:
         return self.result is not None
 
     def draw(self) -> str:
         """The board as text."""
-        status = {None: "X to move", "draw": "draw"}.get(self.result, f"{self.result} won")
+        status = {None: f"{MARKS[self._to_move]} to move", "draw": "draw"}.get(
+            self.result, f"{self.result} won"
+        )
         return f"{_draw_board(self.board)}\n{status}\n"
 
     def oracle_move(self) -> str:
-        """A perfect move for X (see :func:`oracle_action`)."""
-        return f"[{CELL_NAMES[best_moves(self.board, AGENT)[0]]}]"
+        """A perfect move for the seat to move, X through the gym API (see :func:`oracle_action`)."""
+        return f"[{CELL_NAMES[best_moves(self.board, MARKS[self._to_move])[0]]}]"
 
     def random_move(self, rng: np.random.Generator) -> str:
         """A uniformly random empty cell, in brackets."""

@@ -36,6 +36,7 @@ MODULES = [
     "trl_env.envs",
     "trl_env.envs._catalogue",
     "trl_env.envs.bridges",
+    "trl_env._two_player",
 ]
 
 

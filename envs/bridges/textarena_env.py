@@ -155,7 +155,7 @@ class TextArenaEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         game_seed = int(self.np_random.integers(2**31))
         self._rng_copy = GlobalRandomState(game_seed)
-        with self._rng_copy.active(), quiet():
+        with self._isolated():
             self._game = self._game_class(**{**self._registered_kwargs, **self.game_kwargs})
             self._game.reset(num_players=self.num_players, seed=game_seed)
             observation = self._read_messages()
@@ -163,8 +163,16 @@ class TextArenaEnv(gym.Env[str, str]):
         self._last_observation = observation
         return observation, {"game": self.game, "turn": 0, "won": False}
 
-    def _read_messages(self, ending: str | None = None) -> str:
-        _, messages = self._game.get_observation()
+    @contextmanager
+    def _isolated(self) -> Iterator[None]:
+        """Run TextArena code on the game's private global random state, printing nothing."""
+        with self._rng_copy.active(), quiet():
+            yield
+
+    def _read_messages(self, ending: str | None = None, player: int = 0) -> str:
+        """The messages ``player`` (the model: 0) was sent since it last read, as one text."""
+        observations = self._game.state.observations
+        messages, observations[player] = observations[player], []
         # The player's own move comes back as a PLAYER_ACTION message: the model wrote it already.
         texts = [
             str(text).strip()
@@ -191,20 +199,20 @@ class TextArenaEnv(gym.Env[str, str]):
             return observation, -self.invalid_action_penalty, False, False, info
         reward = 0.0
         verdicts: list[str] = []
-        with self._rng_copy.active(), quiet():
-            try:
-                with _recording_invalid_moves(self._game, verdicts):
-                    done, _ = self._game.step(action)
-                done = done or self._play_opponents()
-                ending = None
+        try:
+            with self._isolated(), _recording_invalid_moves(self._game, verdicts):
+                done, _ = self._game.step(action)
+            done = done or self._play_opponents()  # outside: an opponent may be a model
+            ending = None
+            with self._isolated():
                 if done:
-                    rewards, game_info = self._game.close()
-                    reward = float((rewards or {}).get(0, 0.0))
-                    ending = info["reason"] = str(game_info.get(0, {}).get("reason", ""))
+                    rewards, reason = self._final_rewards()
+                    reward = float(rewards.get(0, 0.0))
+                    ending = info["reason"] = reason
                 observation = self._read_messages(ending)
-            except Exception as error:  # a game bug ends the episode with a recorded error
-                done, observation = True, f"The game failed ({type(error).__name__}); it is over."
-                info["error"] = f"{type(error).__name__}: {error}"
+        except Exception as error:  # a game bug ends the episode with a recorded error
+            done, observation = True, f"The game failed ({type(error).__name__}); it is over."
+            info["error"] = f"{type(error).__name__}: {error}"
         self._done = bool(done)
         info["won"] = reward >= 1.0
         info["invalid_action"] = bool(verdicts)
@@ -215,8 +223,16 @@ class TextArenaEnv(gym.Env[str, str]):
         return observation, reward, self._done, False, info
 
     def _play_opponents(self) -> bool:
-        """Play the other players' turns until it is the model's turn; whether the game ended."""
+        """Play the other players' turns until it is the model's turn; whether the game ended.
+
+        Called outside :meth:`_isolated` (an opponent may be a policy that runs a model): a
+        subclass isolates its own calls into TextArena."""
         return False
+
+    def _final_rewards(self) -> tuple[dict[int, float], str]:
+        """The players' final rewards and the model's reason the game ended (it is over)."""
+        rewards, game_info = self._game.close()
+        return dict(rewards or {}), str(game_info.get(0, {}).get("reason", ""))
 
     def random_action(self, rng: np.random.Generator) -> str:
         """A random move of the game's format (``moves`` templates; drawn with ``rng`` only)."""

@@ -16,7 +16,7 @@ _import_structure: dict[str, list[str]] = {
     "_credit": ["TurnCreditGRPOTrainer", "returns_to_go", "turn_advantages"],
     "_environment_factory": ["EnvironmentFactory", "make_environment_factory"],
     "models._generation": ["Generator", "TransformersGenerator", "VLLMGenerator"],
-    "_model_play": ["play_model"],
+    "_model_play": ["model_policy", "play_model"],
     "_model_policy": ["ModelPolicy"],
     "_processors": ["ChatTemplateProcessor"],
     "_rewards": ["env_reward", "env_success"],
@@ -57,6 +57,7 @@ __all__ = [
     "make_dataset",
     "make_environment_factory",
     "make_rollout_func",
+    "model_policy",
     "play_episodes",
     "play_model",
     "register_format_example",
@@ -70,7 +71,7 @@ __all__ = [
 if _TYPE_CHECKING:  # what the names are, for type checkers and readers
     from trl_env.trl._credit import TurnCreditGRPOTrainer, returns_to_go, turn_advantages
     from trl_env.trl._environment_factory import EnvironmentFactory, make_environment_factory
-    from trl_env.trl._model_play import play_model
+    from trl_env.trl._model_play import model_policy, play_model
     from trl_env.trl._model_policy import ModelPolicy
     from trl_env.trl._processors import ChatTemplateProcessor
     from trl_env.trl._rewards import env_reward, env_success

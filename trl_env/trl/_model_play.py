@@ -15,9 +15,10 @@ from trl_env._episode import Episode
 from trl_env._model_options import ModelOptions
 from trl_env.error import Error
 from trl_env.protocol import TokenProcessor
+from trl_env.trl._model_policy import ModelPolicy
 from trl_env.trl.models import Generator
 
-__all__ = ["load_model_policy", "play_model", "sampling_generator"]
+__all__ = ["load_model_policy", "model_policy", "play_model", "sampling_generator"]
 
 
 def _load_model(name: str, options: ModelOptions) -> tuple[Any, Any]:
@@ -63,6 +64,80 @@ def load_model_policy(name: str, options: ModelOptions) -> tuple[TokenProcessor,
         temperature = 1.0 if options.temperature is None else options.temperature
         return processor, VLLMEngineGenerator(name, processor.eos_token_ids, temperature)
     return processor, _transformers_generator(model, tokenizer, processor, options.temperature)
+
+
+def model_policy(
+    name: str,
+    options: ModelOptions | None = None,
+    *,
+    temperature: float | None = 0.0,
+    model: tuple[TokenProcessor, Generator] | None = None,
+) -> ModelPolicy:
+    """A model as a :class:`~trl_env._policies.Policy` object: an env's ``opponent=``, a seat of a
+    head-to-head eval (``trl-env eval --opponent MODEL``), or any caller of ``act(turns)``.
+
+    It is loaded the way ``trl-env eval --policy MODEL`` loads one (a model directory, a Hub id,
+    a ``.gguf`` file, a LoRA adapter or a ``trl-env train``/``sft`` run folder, whose system
+    prompt and token limits it takes unless ``options`` gives them) and plays **greedily**
+    unless ``temperature`` says otherwise.
+
+    Args:
+        name: The model.
+        options: Token limits, system prompt, ``use_vllm`` (default :class:`ModelOptions`).
+        temperature: Sampling temperature; 0 is greedy; ``None`` keeps the model's generation
+            config (``options.temperature`` is not used).
+        model: An already loaded ``(processor, generator)`` (from :func:`load_model_policy`) to
+            play with instead of loading ``name`` again.
+
+    Example:
+        >>> import gymnasium as gym  # doctest: +SKIP
+        >>> from trl_env.trl import model_policy  # doctest: +SKIP
+        >>> env = gym.make("TextTicTacToe-v0", opponent=model_policy("runs/ttt"))  # doctest: +SKIP
+    """
+    options = _replace(_with_run_settings(name, options or ModelOptions()), temperature=temperature)
+    processor, generator = model if model is not None else load_model_policy(name, options)
+    if options.system_prompt is None:
+        from trl_env._demos import DEFAULT_SYSTEM_PROMPT
+
+        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT
+    else:
+        system_prompt = options.system_prompt or None
+    return ModelPolicy(
+        generator,
+        processor,
+        system_prompt=system_prompt,
+        max_completion_length=options.max_completion_length,
+        max_new_tokens_per_turn=options.max_new_tokens_per_turn,
+    )
+
+
+def _with_run_settings(name: str, options: ModelOptions) -> ModelOptions:
+    """``options`` with the system prompt and token limits of the run ``name`` is a folder of
+    (those ``options`` leaves at their defaults)."""
+    import os
+
+    from trl_env.trl.models import run_config
+
+    run = run_config(name) if os.path.isdir(name) else None
+    if not run:
+        return options
+    defaults, changes = ModelOptions(), {}
+    for field in ("max_new_tokens_per_turn", "max_completion_length", "system_prompt"):
+        value = run.get(field)
+        if value is not None and getattr(options, field) == getattr(defaults, field):
+            changes[field] = value
+    if options.system_prompt is None and "system_prompt" not in changes:
+        changes["system_prompt"] = ""  # the run trained without one
+    return _replace(options, **changes)
+
+
+def _replace(options: ModelOptions, **changes: Any) -> ModelOptions:
+    """A copy of ``options`` with ``changes`` (``dataclasses.replace`` would read the deprecated
+    ``max_new_tokens`` and warn)."""
+    import dataclasses
+
+    fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
+    return ModelOptions(**{**fields, **changes})
 
 
 def sampling_generator(generator: Generator, temperature: float) -> Generator:

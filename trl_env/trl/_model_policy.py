@@ -74,6 +74,12 @@ class ModelPolicy:
         episode.prompt_ids = self._prompts[turn.observation]
         self._inputs[id(episode)] = list(episode.prompt_ids)
 
+    def forget(self, episode: Episode) -> None:
+        """Drop what the policy keeps for an episode that is over (its token stream stays in the
+        episode). A policy that outlives its episodes (an env's opponent, a head-to-head eval)
+        is told so; the rollout's policies end with their batch."""
+        self._inputs.pop(id(episode), None)
+
     def observe(self, episode: Episode, outcome: EnvOutcome) -> None:
         """Append the env's reply to the episode's stream, or end the episode when the reply
         leaves no room for the model to answer (``ended_by="token_budget"``)."""
