@@ -38,3 +38,36 @@ def test_a_model_opponent_plays_its_own_seat_greedily(tiny_model_dir: str) -> No
         games.append((episode.completion_ids, [e.get("text") for e in episode.transcript]))
         assert env.step("[b2]")[1:3] == (1.0, True)  # the game was over: the agent has won
     assert games[0] == games[1]  # greedy: the same seed plays the same game
+
+
+def test_a_model_against_itself_head_to_head_one_call_per_round(
+    tiny_model_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trl_env._head_to_head import head_to_head
+    from trl_env.trl.models import TransformersGenerator
+
+    calls: list[int] = []
+    generate = TransformersGenerator.generate
+
+    def counting(self: TransformersGenerator, inputs: list[list[int]], max_new: int) -> object:
+        calls.append(len(inputs))
+        return generate(self, inputs, max_new)
+
+    monkeypatch.setattr(TransformersGenerator, "generate", counting)
+    options = ModelOptions(max_new_tokens_per_turn=4, max_completion_length=512, batch_size=4)
+    report = head_to_head(
+        "TextTicTacToe-v0", tiny_model_dir, tiny_model_dir, 4, model_options=options
+    )
+    # One model, loaded once, plays both seats: in each round every game's seat to move is
+    # answered by one generation call. The untrained model never names a cell, so the seat
+    # that moves first forfeits after 3 invalid replies: the policy loses when it moves first.
+    assert calls == [4, 4, 4]
+    env = report.envs["TextTicTacToe-v0"]
+    assert (env.first.losses, env.second.wins, report.total.score) == (2, 2, 0.5)
+    for played in report.matches:
+        first, second = (
+            played.match.players[played.match.first_seat],
+            played.match.players[1 - played.match.first_seat],
+        )
+        assert first.episode.turns == 3 and second.episode.turns == 0
+        assert first.episode.completion_ids and 0 in first.episode.env_mask

@@ -56,6 +56,21 @@ examples:
       --temperature 0 --samples 8 --sample-temperature 0.7
   trl-env eval --config runs/step-500/config.yaml --out runs/again   # repeat an eval
 
+head to head (two-player envs: TextTicTacToe-v0, TextTicTacToePerfect-v0,
+TextArena/TicTacToe-v0, TextArena/ConnectFour-v0):
+  --opponent B plays the policy A against B: random, the env's scripted players
+  (greedy, perfect for tic-tac-toe), oracle, or a model. Models play greedily
+  unless --temperature (A) / --opponent-temperature (B). Episode i plays seed S+i;
+  A moves first when i is even, second when i is odd. The table gives A's wins,
+  draws, losses and score (wins + draws/2) / N, each with its 95% Wilson
+  interval, with A first, A second and both; --out writes results.json (the same
+  figures: wins, draws, losses, score, score_ci_low, score_ci_high, per env and
+  under "first"/"second") and transcripts.jsonl (one game a line, both seats'
+  own transcripts).
+    trl-env eval TextTicTacToe-v0 --policy perfect --opponent random --episodes 100
+    trl-env eval TextTicTacToe-v0 --policy runs/ttt --opponent runs/ttt/checkpoint-50 \\
+        --episodes 200 --seed 1000 --out runs/ttt/vs-step-50
+
 A trl-env train run folder (or its final/ or checkpoint-N/) as the policy is
 evaluated with the run's own settings (system prompt, token limits, turn limit,
 env kwargs, from its train_config.json) unless flags override them.
@@ -122,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
     config: EvalConfig = config_from_namespace(EvalConfig, args)
     for env_id in config.env_ids:
         check_env_id(env_id)
+    if config.opponent is not None:
+        return _run_head_to_head(config, args)
     _check_out(config)
     kind = policy_kind(config.policy)
     if config.sample_temperature is not None and kind != "model":
@@ -155,6 +172,53 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(report.to_json(), indent=2) if config.as_json else format_table(report))
     if config.output_dir is not None:
         results, transcripts = write_outputs(report, config.output_dir)
+        settings = Path(config.output_dir) / "config.yaml"
+        settings.write_text(config_to_yaml(config.resolved(), leave_out=("overwrite",)), "utf-8")
+        print(f"wrote {results}, {transcripts} and {settings}", file=sys.stderr)
+    if threads is not None:
+        print(f"{_PROG}: generated with {threads} torch threads (--threads N to change)",
+              file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def _run_head_to_head(config: EvalConfig, args: argparse.Namespace) -> int:
+    """``trl-env eval ENV --policy A --opponent B``: A against B on two-player envs."""
+    from trl_env._configs import config_to_yaml
+    from trl_env._head_to_head import check_two_player_envs, head_to_head
+    from trl_env._head_to_head_report import format_head_to_head, write_head_to_head
+
+    assert config.opponent is not None
+    classes = check_two_player_envs(config.env_ids)  # a one-player env: exit 2, naming them
+    _check_out(config)
+    scripted = {name for cls in classes.values() for name in cls.scripted_opponents}
+    models = [n for n in (config.policy, config.opponent) if n not in scripted | {"oracle"}]
+    threads = None
+    opponent_options = config.model_options()  # B's run folder lends its own settings
+    if models:
+        from trl_env.trl._lazy import require_trl
+        from trl_env.trl._threads import set_torch_threads
+
+        require_trl("evaluating a model")
+        if config.policy in models:
+            config = _with_run_settings(config)
+        threads = set_torch_threads(getattr(args, "threads", None), announce=False)
+    report = head_to_head(
+        config.env_ids,
+        config.policy,
+        config.opponent,
+        config.episodes,
+        config.seed,
+        env_kwargs=config.env_kwargs,
+        max_turns=config.max_turns,
+        model_options=config.model_options(),
+        opponent_options=opponent_options,
+        opponent_temperature=config.opponent_temperature,
+        record_transcripts=config.output_dir is not None,
+        progress=config.progress,
+    )
+    print(json.dumps(report.to_json(), indent=2) if config.as_json else format_head_to_head(report))
+    if config.output_dir is not None:
+        results, transcripts = write_head_to_head(report, config.output_dir)
         settings = Path(config.output_dir) / "config.yaml"
         settings.write_text(config_to_yaml(config.resolved(), leave_out=("overwrite",)), "utf-8")
         print(f"wrote {results}, {transcripts} and {settings}", file=sys.stderr)

@@ -49,6 +49,17 @@ class EvalConfig:
     policy: str = field(
         default="", metadata={"help": _POLICY_HELP, "required": True, "metavar": "POLICY"}
     )
+    opponent: str | None = field(
+        default=None,
+        metadata={
+            "help": "Play a two-player env against this policy (head to head): random, the "
+            "env's scripted players (greedy, perfect for tic-tac-toe), oracle, or a model as for "
+            "--policy (greedy unless --opponent-temperature). Seats alternate over the seeds; "
+            "the report gives wins, draws, losses and the score (wins + draws/2) / N with their "
+            "Wilson intervals, per seat and in total.",
+            "metavar": "POLICY",
+        },
+    )
     episodes: int = field(default=100, metadata={"help": "Episodes per env.", "min": 1})
     seed: int = seed_field("Seed of the first episode (episode i plays seed+i).")
     output_dir: str | None = field(
@@ -106,7 +117,8 @@ class EvalConfig:
     temperature: float | None = field(
         default=None,
         metadata={
-            "help": "Sampling temperature, 0 for greedy (default: the model's generation config).",
+            "help": "Sampling temperature, 0 for greedy (default: the model's generation config; "
+            "with --opponent, 0).",
             "min": 0,
             "metavar": "T",
             "group": _MODEL,
@@ -117,6 +129,15 @@ class EvalConfig:
         metadata={
             "help": "Temperature of the --samples episodes, above 0 (default 1.0).",
             "above": 0,
+            "metavar": "T",
+            "group": _MODEL,
+        },
+    )
+    opponent_temperature: float | None = field(
+        default=None,
+        metadata={
+            "help": "Sampling temperature of a model --opponent (default 0: greedy).",
+            "min": 0,
             "metavar": "T",
             "group": _MODEL,
         },
@@ -140,6 +161,13 @@ class EvalConfig:
             raise UsageError(f"--policy is required: {_POLICY_HELP}")
         if self.sample_temperature is not None and not self.samples:
             raise UsageError("--sample-temperature only applies with --samples K (K >= 1)")
+        if self.opponent is not None and self.samples:
+            raise UsageError(
+                "--samples is for one-player evals; with --opponent every seed is one game "
+                "(raise --episodes for more games)"
+            )
+        if self.opponent_temperature is not None and self.opponent is None:
+            raise UsageError("--opponent-temperature only applies with --opponent POLICY")
         length, per_turn = self.max_completion_length, self.max_new_tokens_per_turn
         if length is not None and per_turn is not None and per_turn > length:
             raise UsageError(
