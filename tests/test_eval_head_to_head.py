@@ -125,6 +125,7 @@ def test_opponent_on_a_one_player_env_is_a_usage_error(
         (["--policy", "perfct", "--opponent", "random"], "Did you mean 'perfect'?"),
         (["--policy", "random", "--opponent", "random", "--samples", "2"], "--samples"),
         (["--policy", "random", "--opponent-temperature", "0.5"], "--opponent-temperature"),
+        (["--policy", "perfect"], "scripted player of the two-player envs"),  # not a model name
     ],
 )
 def test_head_to_head_usage_errors(

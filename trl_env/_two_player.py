@@ -28,10 +28,10 @@ Example:
     >>> import trl_env
     >>> from trl_env import FunctionPolicy
     >>> seen = []
-    >>> def corner_first(turn):
+    >>> def opponent(turn):  # any policy: here a function of the opponent's own turn
     ...     seen.append(turn.observation)
     ...     return turn.env.unwrapped.scripted_action("random")
-    >>> env = gym.make("TextTicTacToe-v0", opponent=FunctionPolicy(corner_first))
+    >>> env = gym.make("TextTicTacToe-v0", opponent=FunctionPolicy(opponent))
     >>> _ = env.reset(seed=0)
     >>> _ = env.step("[b2]")
     >>> "You are O" in seen[0], env.unwrapped.current_seat

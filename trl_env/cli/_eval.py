@@ -139,6 +139,16 @@ def run(args: argparse.Namespace) -> int:
         check_env_id(env_id)
     if config.opponent is not None:
         return _run_head_to_head(config, args)
+    if config.policy not in ("random", "oracle") and not os.path.exists(config.policy):
+        from trl_env._head_to_head import _scripted_players
+
+        if config.policy in _scripted_players():
+            raise CommandLineError(
+                _PROG,
+                f"{config.policy} is a scripted player of the two-player envs: play it against "
+                f"another policy with --opponent (--policy {config.policy} --opponent random), or "
+                "use --policy oracle",
+            )
     _check_out(config)
     kind = policy_kind(config.policy)
     if config.sample_temperature is not None and kind != "model":
