@@ -67,7 +67,6 @@ TRL_ENV_TRAINER = {"after"}
 """Settings trained with trl-env's trainer (the rest with TRL's ``GRPOTrainer``)."""
 
 
-
 class TimedRollout:
     """The library's ``rollout_func`` with its generation and total time recorded per call."""
 
@@ -103,6 +102,7 @@ class TimedRollout:
         finally:
             self.rollout_s += time.perf_counter() - start
             self.episodes = self.inner.last_episodes
+
 
 def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, Any]:
     """Train ``--steps`` + 1 steps under setting ``name``; mean seconds of the last ``--steps``."""

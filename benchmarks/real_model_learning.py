@@ -46,7 +46,9 @@ REFERENCES = ("before", "warm_start", "random")
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(DEFAULT_GGUF), help="default: %(default)s")
-    parser.add_argument("--env", default="TextHangman-v0")
+    parser.add_argument(
+        "--env", default=None, help="default: the --recipe's env, else TextHangman-v0"
+    )
     parser.add_argument("--minutes", type=float, default=None, help="trl-env train --minutes")
     parser.add_argument("--max-steps", type=int, default=None, help="trl-env train --max-steps")
     parser.add_argument("--recipe", default=None, help="trl-env train --recipe")
@@ -59,13 +61,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-episodes", type=int, default=256)
     parser.add_argument("--eval-batch-size", type=int, default=32)
     parser.add_argument("--out", default="real_model_learning_out")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.env is None:
+        from trl_env.trl.training import load_recipe
+
+        args.env = load_recipe(args.recipe)["env_ids"][0] if args.recipe else "TextHangman-v0"
+    return args
 
 
 def train_command(args: argparse.Namespace, run: Path) -> list[str]:
     """The ``trl-env train`` command this benchmark runs (the one the docs show)."""
     command = ["trl-env", "train", args.env, "--model", args.model]
-    command += ["--lora"] if args.lora else []
+    command += ["--lora"] if args.lora else ["--no-lora"]  # explicit: a recipe may set lora
     for flag, value in (("--minutes", args.minutes), ("--max-steps", args.max_steps)):
         if value is not None:
             command += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
@@ -137,7 +144,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         command = eval_command(args, policy, settings, out / "eval" / name)
         commands[name] = shlex.join(command)
         print("$", commands[name], flush=True)
-        done = subprocess.run(_cli(command), check=True, capture_output=True, text=True)
+        # stdout is the JSON report; stderr (progress, errors) goes to the terminal.
+        done = subprocess.run(_cli(command), check=True, stdout=subprocess.PIPE, text=True)
         result[name] = summarize(json.loads(done.stdout), args.env)
     result.setdefault("warm_start", None)
     references = [result[name] for name in REFERENCES if result[name]]

@@ -102,7 +102,9 @@ def test_the_benchmark_runs_the_documented_train_command(tmp_path: Path) -> None
         "--out", str(tmp_path / "run"), "--no-progress",
     ]  # fmt: skip
     args = parse_args(["--recipe", "multiturn-hangman", "--train-arg=--seed", "--train-arg=1"])
-    assert train_command(args, tmp_path)[-6:-2] == ["--recipe", "multiturn-hangman", "--seed", "1"]
+    assert train_command(args, tmp_path)[-8:-3] == [
+        "--lora", "--recipe", "multiturn-hangman", "--seed", "1"
+    ]  # fmt: skip
 
 
 def test_wilson_interval() -> None:

@@ -74,17 +74,21 @@ def env_traits(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> EnvT
 
     Raises:
         gymnasium.error.Error: For an unknown env ID (gymnasium's message, with its hint).
+        trl_env.error.UsageError: For kwargs the env does not take, or an env that is not text.
     """
     return _env_traits(env_id, json.dumps(dict(env_kwargs or {}), sort_keys=True, default=str))
 
 
 @cache
 def _env_traits(env_id: str, kwargs_json: str) -> EnvTraits:
+    from trl_env._checks import check_text_env
     from trl_env._episode import Episode, Task
     from trl_env._play import run_episodes
     from trl_env._policies import RandomPolicy, has_oracle, has_random_action
 
     kwargs = json.loads(kwargs_json)
+    # An unknown ID, bad kwargs or a non-text env: the same clear error as the run's own checks.
+    check_text_env(env_id, kwargs, argument="env_kwargs")
     spec = gym.spec(env_id)
     turn_limit = spec.max_episode_steps
     env = gym.make(env_id, **kwargs)

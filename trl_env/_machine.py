@@ -18,7 +18,6 @@ Example:
 from __future__ import annotations
 
 import platform
-import resource
 import sys
 from functools import cache
 from pathlib import Path
@@ -88,9 +87,12 @@ def cpu_summary(threads: int | None = None) -> str:
     flags = cpu_flags()
     have = [flag for flag in SPEED_FLAGS if flag in flags]
     lacks = [flag for flag in ("amx_bf16", "avx512_bf16") if flag not in flags]
-    parts = [cpu_model(), f"flags: {' '.join(have) or 'none of ' + ' '.join(SPEED_FLAGS)}"]
-    if lacks and sys.platform.startswith("linux"):
-        parts.append(f"no {'/'.join(lacks)}")
+    if flags:
+        parts = [cpu_model(), f"flags: {' '.join(have) or 'none of ' + ' '.join(SPEED_FLAGS)}"]
+        if lacks:
+            parts.append(f"no {'/'.join(lacks)}")
+    else:  # no /proc/cpuinfo (macOS, Windows): the flags are unknown, not absent
+        parts = [cpu_model(), "flags unknown"]
     if threads is not None:
         parts.append(f"{threads} torch threads")
     return ", ".join(parts)
@@ -109,7 +111,11 @@ def machine_record(threads: int | None = None) -> dict[str, object]:
 
 
 def peak_rss_gb() -> float:
-    """The peak resident memory of this process so far, in GB (10^9 bytes)."""
+    """The peak resident memory of this process so far, in GB (10^9 bytes; 0.0 on Windows)."""
+    try:
+        import resource  # POSIX only
+    except ImportError:
+        return 0.0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # Linux reports KiB, macOS bytes.
     return peak / 1e9 if sys.platform == "darwin" else peak * 1024 / 1e9

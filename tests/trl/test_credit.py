@@ -503,7 +503,7 @@ def test_train_command_with_turn_credit_lora_and_resume(tmp_path: Path) -> None:
     }
     lines: list[str] = []
     first = train("TextGuessNumber-v0", max_steps=1, log=lines.append, **settings)
-    assert "credit per turn (gamma 0.9)" in lines[0]
+    assert "credit turn (gamma 0.9)" in lines[0]
     assert (out / "checkpoint-1" / "adapter_config.json").is_file()
     resumed = train("TextGuessNumber-v0", max_steps=2, resume=True, log=lines.append, **settings)
     assert any("resuming from" in line for line in lines)

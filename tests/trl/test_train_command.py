@@ -18,6 +18,7 @@ import pytest
 
 pytest.importorskip("trl")
 
+import torch
 import transformers
 
 from trl_env.cli import main
@@ -358,10 +359,13 @@ def test_python_api_on_two_envs(tmp_path: Path) -> None:
     assert any(line.startswith("warm start: 5 steps") for line in lines)
     # Progress of the warm start shows in a log too (output here is not a terminal).
     assert "warm start: 5/5 steps" in " ".join(lines)
-    assert lines[-3].startswith("held-out evals: 3 x 64 episodes")
-    assert lines[-2].startswith("done in ")
-    assert lines[-1].startswith("evaluate it on held-out seeds with: trl-env eval")
-    assert f"--policy {tmp_path / 'api'}" in lines[-1]
+    assert lines[-4].startswith("held-out evals: 3 x 64 episodes")
+    assert lines[-3].startswith("done in ")
+    assert lines[-2].startswith("evaluate it on held-out seeds with: trl-env eval")
+    assert f"--policy {tmp_path / 'api'}" in lines[-2]
+    # The last line names the steps, what ended the run, the peak memory and the machine.
+    assert lines[-1].startswith("2 steps (step limit) in ") and "GB RSS, on " in lines[-1]
+    assert lines[-1].endswith(f"{torch.get_num_threads()} torch threads")
     # Per-env metrics are logged when the dataset mixes envs.
     assert any(key.startswith(f"env/{ENV}/") for key in result.history[1])
 

@@ -73,7 +73,9 @@ def test_recipe_settings_are_defaults_that_flags_and_config_override(tmp_path: P
 def test_a_recipe_may_not_set_the_machine(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "fast.yaml").write_text("# forces bf16\nenv_ids: [TextGuessNumber-v0]\nbf16: true\n")
+    (tmp_path / "fast.yaml").write_text(
+        "# forces bf16\nenv_ids: [TextGuessNumber-v0]\nbf16: true\n"
+    )
     (tmp_path / "typo.yaml").write_text("env_ids: [TextGuessNumber-v0]\nlearnin_rate: 0.1\n")
     files = {path.stem: path for path in tmp_path.glob("*.yaml")}
     monkeypatch.setattr(recipes_module, "_files", lambda: files)
@@ -191,8 +193,8 @@ def test_minutes_without_max_steps_lets_the_clock_decide() -> None:
     config = TrainConfig([ENV], minutes=5).resolved()
     assert config.max_steps == 10_000 and config.save_steps == 10 and config.eval_every == 10
     assert TrainConfig([ENV], minutes=5, max_steps=7).resolved().max_steps == 7
-    with pytest.raises(ValueError, match="minutes must be a positive number"):
-        TrainConfig([ENV], minutes=0)
+    with pytest.raises(ValueError, match="minutes must be a number >= 0"):
+        TrainConfig([ENV], minutes=-1)
 
 
 # --- the machine --------------------------------------------------------------------------------
@@ -215,3 +217,48 @@ def test_the_machine_record_names_the_cpu_and_its_speed_flags() -> None:
     record = machine_record(3)
     assert record["torch_threads"] == 3 and set(record["cpu_flags"]) <= set(SPEED_FLAGS)
     assert str(record["cpu"]) in str(record["summary"]) and "3 torch threads" in cpu_summary(3)
+
+
+# --- review follow-ups -------------------------------------------------------------------------
+
+
+def test_an_abbreviated_recipe_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", ENV, "--rec", "multiturn-hangman"]) == 2
+    assert "write --recipe in full" in capsys.readouterr().err
+
+
+def test_a_recipe_named_in_a_config_file_is_loaded_under_it(tmp_path: Path) -> None:
+    file = tmp_path / "run.yaml"
+    file.write_text(yaml.safe_dump({"recipe": "multiturn-hangman", "max_turns": 9}))
+    config = parsed(["--config", str(file)])
+    assert config.recipe == "multiturn-hangman" and config.warm_start == "random"
+    assert config.max_turns == 9 and config.env_ids == ["TextHangman-v0"]
+
+
+def test_recipe_with_a_config_object_is_an_error() -> None:
+    from trl_env.trl.training import train
+
+    with pytest.raises(ValueError, match="a TrainConfig is taken as complete"):
+        train(ENV, config=TrainConfig([ENV]), recipe="multiturn-hangman")
+
+
+def test_minutes_zero_turns_a_budget_off_and_minutes_keep_rollouts() -> None:
+    assert TrainConfig([ENV], minutes=0).minutes is None
+    assert TrainConfig(["TextHangman-v0"], model="m.gguf", minutes=55).resolved().save_rollouts
+    # A discount asks for credit per turn when the credit was left to the run.
+    assert TrainConfig([ENV], gamma=0.5).resolved().credit == "turn"
+    with pytest.raises(ValueError, match="has no effect with credit='episode'"):
+        TrainConfig([ENV], credit="episode", gamma=0.5)
+
+
+def test_demos_of_another_system_prompt_fail_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    demos = tmp_path / "demos"
+    # trl-env demos plays with trl-env's default system prompt; the tiny model runs with none.
+    argv = ["demos", ENV, "--policy", "random", "--episodes", "2", "--out", str(demos)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    out = tmp_path / "run"
+    assert main(["train", ENV, "--warm-start", str(demos), "--out", str(out), *FAST]) == 2
+    assert "system prompt" in capsys.readouterr().err and not out.exists()

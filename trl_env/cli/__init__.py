@@ -110,12 +110,12 @@ def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
     )
     sub = subparsers.choices.get(command) if subparsers and command else None
     path = None
-    if sub is not None and any(action.dest == "recipe" for action in sub._actions):
-        apply_recipe(sub, argv)  # under --config and the flags, which override it
     if sub is not None and any(action.dest == "config" for action in sub._actions):
         path = config_file_in(argv, sub.prog)
-        if path is not None:
-            apply_config_file(sub, path)
+    if sub is not None and any(action.dest == "recipe" for action in sub._actions):
+        apply_recipe(sub, argv, path)  # under --config and the flags, which override it
+    if path is not None and sub is not None:
+        apply_config_file(sub, path)
     args = parser.parse_args(argv)
     if getattr(args, "config", None) != path:  # an abbreviation the first look did not see
         raise CommandLineError(sub.prog if sub else PROG, "write --config in full")

@@ -33,10 +33,10 @@ examples:
   trl-env train --recipe list                        # the recorded recipes
   trl-env train TextHangman-v0 --recipe multiturn-hangman --model FILE.gguf  # flags override it
 
-A real model on a CPU on a multi-turn env (one whose random policy takes 2+ turns) gets the
-defaults of the recorded Hangman recipe: a warm start on 64 of the env's random demos (it teaches
-the reply format), an episode budget that holds 16 turns, 16 tokens per reply, two groups of 8
-a step, clip-higher 0.28, and turn credit where steps give rewards before the end. bf16 is on
+A real model on a CPU on a multi-turn env (one whose random policy takes 2+ turns) gets, from
+the recorded Hangman recipe, its warm start on 64 of the env's random demos (it teaches the
+reply format), two groups of 8 a step and clip-higher 0.28; and an episode budget that holds 16
+turns, 16 tokens per reply, and turn credit where steps give rewards before the end. bf16 is on
 only where the CPU has bf16 units (AMX/AVX-512 bf16): elsewhere it is emulated and slower.
 
 The run folder holds config.yaml (every resolved setting: `--config` takes it back),
@@ -49,20 +49,33 @@ _INTERRUPTED = (
 )
 
 
-def apply_recipe(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
-    """``--recipe NAME`` in ``argv``: the recipe's settings become ``parser``'s defaults.
+def apply_recipe(
+    parser: argparse.ArgumentParser, argv: Sequence[str], config_file: str | None = None
+) -> None:
+    """``--recipe NAME`` in ``argv`` (or ``recipe: NAME`` in the ``--config`` file): the recipe's
+    settings become ``parser``'s defaults, under the file's and the flags'.
 
     ``--recipe list`` prints the recipes and exits (status 0).
 
     Raises:
-        CommandLineError: An unknown recipe (with the list), or a recipe file the command
-            cannot read.
+        CommandLineError: An unknown recipe (with the list), an abbreviated ``--recipe``, or a
+            recipe file the command cannot read.
     """
+    from trl_env._configs import read_yaml_mapping
     from trl_env.trl.training._recipes import LIST, describe_recipes, load_recipe
 
     scan = Parser(prog=parser.prog, add_help=False, allow_abbrev=False)
     scan.add_argument("--recipe", default=None)
     name = scan.parse_known_args(list(argv))[0].recipe
+    if name is None and any(
+        arg.startswith("--rec") and "--recipe".startswith(arg.split("=")[0]) for arg in argv
+    ):
+        raise CommandLineError(parser.prog, "write --recipe in full")
+    if name is None and config_file is not None:
+        try:
+            name = read_yaml_mapping(config_file).get("recipe")
+        except ValueError:
+            return  # the --config file's own reading reports it
     if name is None:
         return
     if name == LIST:

@@ -27,6 +27,7 @@ RUN_OUTPUTS = (
     "interrupted",
     "warm_start",
     "warm_start_format",
+    "warm-start",  # the tiny model's warm start in runs made before 0.2's warm_start/
     "run.json",
     "base-model",
     "metrics.csv",
@@ -160,6 +161,17 @@ def _check_warm_start(cfg: TrainConfig) -> None:
             f"--warm-start {policy!r} is neither random, oracle nor none, nor a folder of demos "
             "written by `trl-env demos ENV --policy oracle --out DIR` (no demos.jsonl in it)"
         )
+    from trl_env._demos import load_demos
+
+    rows, settings = load_demos(policy)  # a folder trl-env demos did not write: a clear error
+    if settings.get("system_prompt") != cfg.system_prompt:
+        raise UsageError(
+            f"--warm-start {policy}: its demos were played with the system prompt "
+            f"{settings.get('system_prompt')!r}, but this run uses {cfg.system_prompt!r}; pass "
+            "the same --system-prompt, or make the demos again"
+        )
+    if not any(row.get("env_id") in cfg.env_ids for row in rows):
+        raise UsageError(f"--warm-start {policy}: the demos hold no episode of {cfg.env_ids}")
 
 
 _TRACKER_PACKAGES = {

@@ -94,7 +94,8 @@ class TrainConfig:
     max_steps: int | None = field(
         default=None,
         metadata=_help(
-            "Optimizer steps (default 400 tiny model; a real model 500 on a GPU, 100 on a CPU)."
+            "Optimizer steps (default 400 tiny model; a real model 500 on a GPU, 100 on a CPU; "
+            "10000 with --minutes, where the clock ends the run)."
         ),
     )
     learning_rate: float | None = field(
@@ -114,18 +115,21 @@ class TrainConfig:
     per_device_train_batch_size: int | None = field(
         default=None,
         metadata=_help(
-            "Episodes per device per step (default 64 tiny model, 8).", aliases=["--batch-size"]
+            "Episodes per device per step (default 64 tiny model; 16 for a real model on a CPU "
+            "on a multi-turn env; else 8).",
+            aliases=["--batch-size"],
         ),
     )
     gradient_accumulation_steps: int = field(
         default=1, metadata=_help("Batches accumulated per optimizer step.")
     )
     max_completion_length: int | None = max_completion_length_field(
-        "Tokens of a whole episode's completion (default 16 tiny; 1024 on a GPU, 256 on a CPU)."
+        "Tokens of a whole episode's completion (default 16 tiny; 1024 on a GPU; on a CPU 256, "
+        "or up to 1024 to hold 16 turns of a multi-turn env)."
     )
     max_new_tokens_per_turn: int | None = max_new_tokens_per_turn_field(
         f"Tokens of one model turn (default 8 tiny; {MAX_NEW_TOKENS_PER_TURN} on a GPU, 32 on a "
-        "CPU)."
+        "CPU, 16 on a CPU on a multi-turn catalogue game)."
     )
     max_turns: int | None = max_turns_field()
     env_workers: int = field(
@@ -141,7 +145,11 @@ class TrainConfig:
     )
     beta: float = field(default=0.0, metadata=_help("KL coefficient (0: no reference model)."))
     epsilon_high: float | None = field(
-        default=None, metadata=_help("Upper clip of the ratio, e.g. 0.28 (default: TRL's, 0.2).")
+        default=None,
+        metadata=_help(
+            "Upper clip of the ratio, e.g. 0.28 (default: TRL's, 0.2; 0.28 for a real model on a "
+            "CPU on a multi-turn env)."
+        ),
     )
     credit: str | None = field(
         default=None,
@@ -151,7 +159,7 @@ class TrainConfig:
             "the env's step rewards, normalized within its group; see docs/multiturn.md) or "
             "'step-group' (turn credit plus GiGPO's step-level term: turns of a group that saw "
             "the same observation are also compared with each other). "
-            "Default: 'turn' for a real model on a multi-turn env whose steps give rewards "
+            "Default: 'turn' for a real model on a CPU on a multi-turn env whose steps give rewards "
             "before the end (read by playing a few episodes of its random policy), else "
             "'episode'.",
             choices=list(CREDITS),
@@ -219,7 +227,8 @@ class TrainConfig:
             "step that passes it, then the run evaluates and saves as after its last step (the "
             "final eval and save come on top). With --minutes and no --max-steps the budget "
             "decides (max steps 10000). Step budgets reproduce across machines; minutes are a "
-            "convenience (a slower CPU gives fewer steps)."
+            "convenience (a slower CPU gives fewer steps). 0: no budget (turns a recipe's off). "
+            "The clock starts with the process: --resume gets the whole budget again."
         ),
     )
     recipe: str | None = field(
@@ -340,8 +349,10 @@ class TrainConfig:
         if self.epsilon_high is not None and not 0 < self.epsilon_high < math.inf:
             raise ValueError(f"epsilon_high must be > 0 (like 0.28), got {self.epsilon_high}")
         check_credit(self.credit or "turn", self.gamma)  # None: decided in resolved()
-        if self.minutes is not None and not (math.isfinite(self.minutes) and self.minutes > 0):
-            raise ValueError(f"minutes must be a positive number, got {self.minutes}")
+        if self.minutes is not None and not (math.isfinite(self.minutes) and self.minutes >= 0):
+            raise ValueError(f"minutes must be a number >= 0 (0: no budget), got {self.minutes}")
+        if self.minutes == 0:
+            self.minutes = None  # 0 turns a recipe's budget off
         if not (math.isfinite(self.warm_start_epochs) and self.warm_start_epochs > 0):
             raise ValueError(f"warm_start_epochs must be > 0, got {self.warm_start_epochs}")
         if self.warm_start is not None and not str(self.warm_start).strip():
@@ -406,6 +417,8 @@ class TrainConfig:
                 "steps): only the evals before the first and after the last step would run. Pick "
                 f"--eval-every at most {values['max_steps']}, or 0 for no held-out evals"
             )
+        if values["save_rollouts"] is None and self.minutes is not None:
+            values["save_rollouts"] = True  # the clock, not the 10000-step ceiling, sizes the run
         if values["save_rollouts"] is None:
             batches = values["max_steps"] * values["gradient_accumulation_steps"]
             episodes = batches * values["per_device_train_batch_size"]

@@ -58,10 +58,11 @@ _MULTI_TURN_CPU_DEFAULTS: dict[str, Any] = {
     "max_new_tokens_per_turn": 16,
     "epsilon_high": 0.28,
 }
-"""A real model without a GPU on a multi-turn env: the settings of the recorded Hangman recipe
-that learned (groups of 8, two groups a step, clip-higher; ``benchmarks/results/
-learning_multiturn_oneshot``). Replies of the catalogue's games (``[e]``, ``[crane]``) fit in 16
-tokens."""
+"""A real model without a GPU on a multi-turn env: the batch and clip of the recorded Hangman
+recipe that learned (groups of 8, two groups a step, clip-higher 0.28; ``benchmarks/results/
+learning_multiturn_oneshot``; that recipe also set 8 lives, partial credit, gamma 0 and 8 tokens
+per reply, which are the game's and the recipe's, not defaults). Replies of the catalogue's games
+(``[e]``, ``[crane]``) fit in 16 tokens."""
 
 _EPISODE_BUDGET_TURNS = 16
 """Model turns an episode's default token budget holds on a CPU (Hangman with 6 lives needs at
@@ -121,7 +122,12 @@ def multi_turn_defaults(
     if not any(trait.multi_turn for trait in traits):
         return {}
     defaults = dict(_MULTI_TURN_CPU_DEFAULTS)
-    tokens = max_new_tokens_per_turn or defaults["max_new_tokens_per_turn"]
+    if not all(trait.has_random_policy for trait in traits):
+        # An env of unknown reply length (no random policy to read it from): the CPU's 32 tokens.
+        del defaults["max_new_tokens_per_turn"]
+    tokens = max_new_tokens_per_turn or defaults.get(
+        "max_new_tokens_per_turn", _CPU_MODEL_DEFAULTS["max_new_tokens_per_turn"]
+    )
     defaults["max_completion_length"] = _episode_budget(traits, tokens, max_turns)
     if any(trait.step_rewards for trait in traits):
         defaults["credit"] = "turn"

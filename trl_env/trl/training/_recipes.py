@@ -77,8 +77,7 @@ def load_recipe(name: str) -> dict[str, Any]:
         UsageError: Unknown name (with a "did you mean" and the list), or a file with a key that
             is no setting or a machine setting.
     """
-    import yaml
-
+    from trl_env._configs import read_yaml_mapping
     from trl_env.trl.training._config import TrainConfig
 
     files = _files()
@@ -89,9 +88,11 @@ def load_recipe(name: str) -> dict[str, Any]:
             f"no recipe named {name!r}{hint}; the recipes are: {', '.join(sorted(files))} "
             "(trl-env train --recipe list describes them)"
         )
-    values = yaml.safe_load(files[name].read_text(encoding="utf-8")) or {}
-    if not isinstance(values, dict):
-        raise UsageError(f"recipe {name!r} is not a YAML mapping of settings")
+    try:
+        with resources.as_file(files[name]) as path:
+            values = read_yaml_mapping(str(path))
+    except ValueError as error:
+        raise UsageError(f"recipe {name!r}: {error}") from None
     fields = {field.name for field in dataclasses.fields(TrainConfig)}
     unknown = sorted(set(values) - fields)
     if unknown:

@@ -133,6 +133,11 @@ def train(
         >>> result = train("TextLargestNumber-v0", max_steps=2)  # doctest: +SKIP
     """
     started = time.perf_counter()
+    if config is not None and overrides.get("recipe"):
+        raise ValueError(
+            "recipe= with config=: a TrainConfig is taken as complete; start it from the recipe "
+            "instead: TrainConfig(**{**load_recipe(NAME), 'recipe': NAME, ...})"
+        )
     base = asdict(config) if config is not None else {}
     base.update(overrides)
     if config is None and base.get("recipe"):
@@ -169,7 +174,9 @@ def train(
 
     from trl_env._machine import cpu_summary
 
-    budget = f"{cfg.max_steps} steps" + (f" or {cfg.minutes:g} minutes" if cfg.minutes else "")
+    budget = f"{cfg.max_steps} steps"
+    if cfg.minutes:
+        budget = f"{cfg.minutes:g} minutes (at most {budget})"
     say(
         f"training {cfg.model or 'the tiny local model'} on {', '.join(cfg.env_ids)} for "
         f"{budget} (lr {cfg.learning_rate:g}, {cfg.num_generations} generations, "
