@@ -152,19 +152,8 @@ def test_real_model_learning_runs_two_steps(tmp_path: Path) -> None:
     # The "above" claims are recomputed from the intervals.
     for key, above in result["after_above"].items():
         assert above == (result["after"]["success_ci_low"] > result[key]["success_ci_high"])
-    split = result["step_time_split"]
-    assert set(split) == {"generation", "env", "training"}
-    assert abs(sum(split.values()) - 1.0) < 0.01
-    assert (tmp_path / "curve.png").is_file() and (tmp_path / "curve.csv").is_file()
     assert json.loads((tmp_path / "result.json").read_text()) == result
-    assert result["reused_evals"] == []
-    # Again with --reuse-evals: the reference evaluations and the warm start come from the first
-    # run (OUT/evals.json, OUT/warm_start), and only GRPO and the last evaluation run again.
-    again = [*command, "--reuse-evals", "--max-steps", "1"]
-    done = subprocess.run(again, capture_output=True, text=True, timeout=3600, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    reused = json.loads(done.stdout.strip().splitlines()[-1])
-    assert reused["reused_evals"] == ["before", "random", "warm_start"]
-    assert reused["steps"] == 1
-    for key in ("before", "random", "warm_start"):
-        assert reused[key] == result[key]
+    # The run folder is the product's: its curve, metrics and run record.
+    run = tmp_path / "run"
+    assert (run / "metrics.csv").is_file() and (run / "learning_curve.png").is_file()
+    assert json.loads((run / "run.json").read_text())["steps"] == 2
