@@ -233,3 +233,15 @@ def test_the_sft_loss_is_on_reply_tokens_only(
     assert abs(losses["reply"] - base) > 0.05, (base, losses)
     assert losses["prompt"] == pytest.approx(base, rel=1e-6)
     assert losses["env"] == pytest.approx(base, rel=1e-6)
+
+
+def test_micro_batches_must_divide_the_batch() -> None:
+    from trl_env.error import UsageError
+    from trl_env.trl._sft import SFTRunConfig
+
+    config = SFTRunConfig(
+        env_ids=["TextGuessNumber-v0"], model="m", batch_size=8, micro_batch_size=4
+    )
+    assert config.micro_batch_size == 4
+    with pytest.raises(UsageError, match="micro-batch-size must divide batch-size"):
+        SFTRunConfig(env_ids=["TextGuessNumber-v0"], model="m", batch_size=8, micro_batch_size=3)

@@ -79,6 +79,13 @@ class SFTRunConfig:
         default=None, metadata={"help": "stop after this many optimizer steps (overrides --epochs)"}
     )
     batch_size: int = field(default=8, metadata={"help": "episodes per optimizer step"})
+    micro_batch_size: int | None = field(
+        default=None,
+        metadata={
+            "help": "episodes per forward pass, accumulated into --batch-size per step (default: "
+            "all of them); smaller saves memory, the optimizer steps stay the same"
+        },
+    )
     gradient_checkpointing: bool = field(
         default=False,
         metadata={
@@ -107,6 +114,11 @@ class SFTRunConfig:
             raise UsageError("name the environment IDs to play demos of (or --demos DIR)")
         if not self.model:
             raise UsageError("--model is required: a .gguf file, a model directory or a Hub id")
+        micro = self.micro_batch_size
+        if micro is not None and (micro < 1 or self.batch_size % micro):
+            raise UsageError(
+                f"micro-batch-size must divide batch-size ({self.batch_size}), got {micro}"
+            )
         if self.episodes < 1 or self.batch_size < 1 or self.learning_rate <= 0 or self.epochs <= 0:
             raise UsageError("episodes, batch-size, lr and epochs must be positive")
 
@@ -226,6 +238,7 @@ def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
     from transformers.trainer_callback import PrinterCallback
     from trl import SFTConfig, SFTTrainer
 
+    from trl_env.trl._checkpointing import lora_checkpointing_kwargs
     from trl_env.trl._processors import ChatTemplateProcessor
     from trl_env.trl.models import load_model_and_tokenizer, resolve_model_path
     from trl_env.trl.models._bf16 import default_bf16
@@ -259,7 +272,8 @@ def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
         learning_rate=cfg.learning_rate,
         num_train_epochs=cfg.epochs,
         max_steps=cfg.max_steps or -1,
-        per_device_train_batch_size=cfg.batch_size,
+        per_device_train_batch_size=cfg.micro_batch_size or cfg.batch_size,
+        gradient_accumulation_steps=cfg.batch_size // (cfg.micro_batch_size or cfg.batch_size),
         seed=cfg.seed,
         data_seed=cfg.seed,
         logging_steps=1,
@@ -270,6 +284,11 @@ def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
         # Off by default: recomputing costs a forward pass. trl-env train's warm start turns it on:
         # without it, 64 Hangman demos of SmolLM2-135M in float32 peaked near 19 GB of RSS.
         activation_checkpointing=cfg.gradient_checkpointing,
+        gradient_checkpointing_kwargs=(
+            lora_checkpointing_kwargs(cfg.lora, not torch.cuda.is_available())
+            if cfg.gradient_checkpointing
+            else None
+        ),
         # Demos of different envs differ 8x in length (79 to 776 tokens for the 19 native envs):
         # batches of similar lengths cut the padding from 40% of the tokens trained to ~2%.
         train_sampling_strategy="group_by_length",

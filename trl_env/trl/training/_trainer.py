@@ -78,7 +78,10 @@ def _demo_warm_start(cfg: TrainConfig, name: str, say: Say) -> str:
             # LoRA: the rate of the recorded warm starts; all weights of a real model: a nudge.
             learning_rate=2e-4 if cfg.lora or cfg.model is None else 1e-5,
             epochs=cfg.warm_start_epochs,
+            # 8 episodes a step in two passes of 4: the logits of 8 long demos over a 49k
+            # vocabulary, with their softmax and gradient, took most of an 8.6 GB peak.
             batch_size=8,
+            micro_batch_size=4,
             gradient_checkpointing=True,
             bf16=cfg.bf16,
             seed=cfg.seed,
@@ -154,6 +157,8 @@ def _grpo_args(cfg: TrainConfig) -> Any:
     import torch
     from trl import GRPOConfig
 
+    from trl_env.trl._checkpointing import lora_checkpointing_kwargs
+
     on_cpu = not torch.cuda.is_available()
     return GRPOConfig(
         output_dir=str(cfg.output_dir),
@@ -162,6 +167,7 @@ def _grpo_args(cfg: TrainConfig) -> Any:
         # Gradient checkpointing stays on (TRL's default) on a CPU too: without it, one 16-episode
         # step of SmolLM2-135M on TextGuessNumber-v0 (up to 512 completion tokens each) took
         # over 24 GB and was killed.
+        gradient_checkpointing_kwargs=lora_checkpointing_kwargs(cfg.lora, on_cpu),
         learning_rate=_resolved(cfg.learning_rate, "learning_rate"),
         lr_scheduler_type=cfg.lr_scheduler_type,
         per_device_train_batch_size=_resolved(
