@@ -2,8 +2,8 @@
 
 transformers 5 checkpoints without reentrance by default, and TRL keeps that. With peft's LoRA
 layers that kept most activations anyway: one training forward of SmolLM2-135M with LoRA on
-8 x 1024 tokens peaked at 7.6 GB of RSS non-reentrant and 2.5 GB reentrant (2.4 GB for the model
-without LoRA; ``benchmarks/results/hangman_default_amd_epyc/README.md``). The gradients are the
+8 x 1024 tokens peaked at 6.59 GB of RSS non-reentrant and 2.99 GB reentrant (2.40 GB for the
+model without LoRA; ``benchmarks/checkpointing_memory.py``, AMD EPYC, float32). The gradients are the
 same (``tests/trl/test_train_recipe.py``). Off a CPU the libraries' default stays.
 
 Example:
