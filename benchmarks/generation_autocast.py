@@ -10,7 +10,7 @@ trl-env's rollout feeds ``TransformersGenerator`` (KV cache reused across turns)
 The middle lines time bf16 autocast as it ran before ``TransformersGenerator`` held the frozen
 base weights in bfloat16 (autocast then re-cast them to bfloat16 at every decode step), and with
 those bfloat16 copies but the LoRA adapters run as their own small matmuls instead of folded into
-the copies (see ``trl_env/trl/models/_bf16.py``).
+the copies (the fast path ``frozen_bf16``, ``trl_env/trl/fast/_frozen_bf16.py``).
 
 Prints the four times and, as its last line, one JSON object with ``before_s`` (float32),
 ``after_s`` (bf16 autocast) and ``ratio``.
@@ -65,7 +65,7 @@ def main() -> None:
     from transformers import AutoModelForCausalLM, GenerationConfig
 
     from trl_env.trl import TransformersGenerator
-    from trl_env.trl.models._bf16 import FrozenBF16Weights
+    from trl_env.trl.fast._frozen_bf16 import FrozenBF16Weights
 
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", str(os.cpu_count() or 2))))
     model = AutoModelForCausalLM.from_pretrained(resolve_model(args.model))

@@ -4,12 +4,13 @@ Runs on a CUDA machine that has torch and transformers but not trl-env's other d
 modules under test are loaded without ``trl_env/__init__`` (which imports gymnasium). On a small
 random Llama model on the GPU, it checks that:
 
-* ``TransformersGenerator`` (inverse-CDF sampling, reserved KV cache, a repeated prompt prefilled
-  once, KV reuse across turns) records log-probabilities equal to a teacher-forced pass, and
-  greedy decoding gives the same tokens with and without KV reuse;
+* ``TransformersGenerator`` with ``fast_paths="on"`` (inverse-CDF sampling, reserved KV cache, a
+  repeated prompt prefilled once; ``auto`` would turn them off on a GPU) and KV reuse across turns
+  records log-probabilities equal to a teacher-forced pass, and greedy decoding gives the same
+  tokens with and without KV reuse;
 * ``sample_inverse_cdf`` draws the softmax distribution on the GPU;
-* rows rotated as ``ModelTokenScoring`` rotates them (no padding mask, their own position ids)
-  give the log-probabilities of the masked forward at every token.
+* rows rotated as the fast path ``unpadded_training`` rotates them (no padding mask, their own
+  position ids) give the log-probabilities of the masked forward at every token.
 
 Prints one line per check and, last, one JSON object with ``ok`` and the measured gaps.
 
@@ -29,11 +30,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def load_without_package_init() -> None:
-    """Register trl_env, trl_env.trl and trl_env.trl.models as bare packages (no __init__ run)."""
+    """Register trl_env, trl_env.trl, trl_env.trl.models and trl_env.trl.fast as bare packages (no
+    __init__ run); trl_env.error imports gymnasium only for one base class, stood in for here
+    when gymnasium is not installed."""
+    try:
+        import gymnasium  # noqa: F401
+    except ImportError:
+        stand_in = types.ModuleType("gymnasium")
+        stand_in.error = types.SimpleNamespace(ResetNeeded=type("ResetNeeded", (Exception,), {}))  # type: ignore[attr-defined]
+        sys.modules["gymnasium"] = stand_in
     for name, folder in (
         ("trl_env", ROOT / "trl_env"),
         ("trl_env.trl", ROOT / "trl_env" / "trl"),
         ("trl_env.trl.models", ROOT / "trl_env" / "trl" / "models"),
+        ("trl_env.trl.fast", ROOT / "trl_env" / "trl" / "fast"),
     ):
         if name not in sys.modules:
             module = types.ModuleType(name)
@@ -47,8 +57,8 @@ def main() -> None:
 
     load_without_package_init()
     generation = importlib.import_module("trl_env.trl.models._generation")
-    sampling = importlib.import_module("trl_env.trl.models._sampling")
-    scoring = importlib.import_module("trl_env.trl._model_token_scoring")
+    sampling = importlib.import_module("trl_env.trl.fast._inverse_cdf")
+    scoring = importlib.import_module("trl_env.trl.fast._unpadded_training")
     device = torch.device(
         sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cuda"
     )
@@ -70,7 +80,7 @@ def main() -> None:
         return generation.TransformersGenerator(
             model, pad_token_id=0, eos_token_ids=[1], reuse_kv_cache=reuse,
             generation_config=GenerationConfig(**settings, eos_token_id=[1], pad_token_id=0),
-            temperature=0.7 if sample else 1.0,
+            temperature=0.7 if sample else 1.0, fast_paths="on",
         )  # fmt: skip
 
     # 1. Sampled log-probabilities against teacher forcing, over 3 turns with a repeated prompt.

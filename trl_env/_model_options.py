@@ -30,6 +30,9 @@ class ModelOptions:
     """System message of every episode; ``None`` for the rollout's default."""
     use_vllm: bool = False
     """Generate with vLLM (needs a CUDA GPU and ``pip install vllm``)."""
+    fast_paths: str = "auto"
+    """The generation fast paths (``trl_env.trl.fast``): ``auto`` (on a CPU only), ``on``,
+    ``off`` or layer names; a ``trl-env train`` run's held-out evals use the run's setting."""
     max_new_tokens: InitVar[int | None] = None
     """Deprecated spelling of ``max_new_tokens_per_turn`` (removed in 0.3.0)."""
 

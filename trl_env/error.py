@@ -22,12 +22,18 @@ The hierarchy (catch :class:`Error` to catch anything trl-env raises on purpose)
     │   │                                  mid-episode (ConnectionError)
     │   ├── GameGenerationError            a bridged env's library could not generate a game
     │   │                                  at reset (RuntimeError)
-    │   └── StepTimeoutError               an env call ran past env_step_timeout; its
-    │                                      episode ends with an error (TimeoutError)
+    │   ├── StepTimeoutError               an env call ran past env_step_timeout; its
+    │   │                                  episode ends with an error (TimeoutError)
+    │   └── FastPathVersionError           a fast path met a library version outside the range
+    │                                      it was tested with; --fast-paths off runs the stock
+    │                                      path (RuntimeError)
     └── Warning
-        └── RuntimeWarning
-            └── EnvErrorWarning            an env raised or returned a malformed value during
-                                           an episode; that episode ended, the batch went on
+        ├── RuntimeWarning
+        │   └── EnvErrorWarning            an env raised or returned a malformed value during
+        │                                  an episode; that episode ended, the batch went on
+        └── UserWarning
+            └── FastPathWarning            a fast path refused a model or device it cannot
+                                           serve exactly; the stock path runs instead
 
 ``EpisodeOverError`` is the one type for "step after the episode ended": it subclasses
 gymnasium's :class:`gymnasium.error.ResetNeeded`, so code written for gymnasium catches it too.
@@ -48,6 +54,8 @@ __all__ = [
     "EnvErrorWarning",
     "EpisodeOverError",
     "Error",
+    "FastPathVersionError",
+    "FastPathWarning",
     "GameGenerationError",
     "InvalidSpaceError",
     "MissingExtraError",
@@ -147,3 +155,16 @@ class EnvErrorWarning(RuntimeWarning):
     That episode was ended with the rollout's ``env_error_penalty`` and the error recorded in its
     transcript and metrics; the rest of the batch went on.
     """
+
+
+class FastPathVersionError(Error, RuntimeError):
+    """A fast path (:mod:`trl_env.trl.fast`) overrides private code of a library whose installed
+    version is outside the range the fast path was tested with. The message names the fast path,
+    the library and the tested range; ``--fast-paths off`` (``fast_paths="off"``) runs TRL's,
+    transformers' and peft's own code instead."""
+
+
+class FastPathWarning(UserWarning):
+    """A fast path (:mod:`trl_env.trl.fast`) checked its preconditions (model, attention kind,
+    device, dtype) and refused: the stock path runs instead, with the same numbers as without
+    the fast path. Said once per fast path and reason."""

@@ -11,12 +11,10 @@ from typing import Any
 import pytest
 import torch
 
+from trl_env.trl.fast._checks import bf16_autocast_active
+from trl_env.trl.fast._frozen_bf16 import FrozenBF16Weights
+from trl_env.trl.fast._lora_casts import lora_input_casts_refusal, skipped_lora_input_casts
 from trl_env.trl.models import build_tiny_model, load_model_and_tokenizer
-from trl_env.trl.models._bf16 import (
-    FrozenBF16Weights,
-    bf16_autocast_active,
-    skip_redundant_lora_input_casts,
-)
 
 from .test_generation import make_generator
 
@@ -334,29 +332,27 @@ def test_skipping_lora_input_casts_is_exact_under_autocast_with_checkpointing(lo
         return logits.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
 
     expected, expected_grads = run()
-    assert skip_redundant_lora_input_casts(model) == len(lora_layers(model)) > 0
-    assert not any(layer.cast_input_dtype_enabled for layer in lora_layers(model))
-    got, grads = run()
+    assert lora_input_casts_refusal(model) is None and lora_layers(model)
+    with skipped_lora_input_casts(model):  # peft's own switch, for the whole model
+        assert not any(layer.cast_input_dtype_enabled for layer in lora_layers(model))
+        got, grads = run()
+    assert all(layer.cast_input_dtype_enabled for layer in lora_layers(model))  # put back
     assert torch.equal(got, expected)
     assert len(grads) == len(expected_grads) > 0
     assert all(torch.equal(a, b) for a, b in zip(grads, expected_grads, strict=True))
 
 
-def test_lora_input_casts_stay_where_the_base_weights_are_not_float32(lora_model) -> None:
+def test_lora_input_casts_are_refused_where_the_base_weights_are_not_float32(lora_model) -> None:
     """A bfloat16 base model's activations meet float32 adapters without autocast: peft's cast
-    is needed there."""
+    is needed there, and peft's switch is for the whole model, so the layer refuses it."""
     model, _ = lora_model
-    layer = lora_layers(model)[0]
-    layer.get_base_layer().to(torch.bfloat16)
-    skip_redundant_lora_input_casts(model)
-    assert getattr(layer, "cast_input_dtype_enabled", True)
-    assert not any(other.cast_input_dtype_enabled for other in lora_layers(model)[1:])
+    lora_layers(model)[0].get_base_layer().to(torch.bfloat16)
+    assert "not all float32" in lora_input_casts_refusal(model)
 
 
-def test_lora_input_casts_stay_where_a_dropout_would_see_bfloat16(tmp_path) -> None:
+def test_lora_input_casts_are_refused_where_a_dropout_would_see_bfloat16(tmp_path) -> None:
     model, _ = tiny_lora(tmp_path, lora_dropout=0.05)
-    assert skip_redundant_lora_input_casts(model) == 0
-    assert all(getattr(layer, "cast_input_dtype_enabled", True) for layer in lora_layers(model))
+    assert "dropout" in lora_input_casts_refusal(model)
 
 
 def cpu_has_onednn_bf16() -> bool:
@@ -375,7 +371,7 @@ def test_packed_weights_give_bitwise_the_same_logits(lora_model) -> None:
     (and float32's up to the output's bfloat16 rounding); the layers' own forward is back
     afterwards. Skipped only on a CPU without the feature: a packing that gives other numbers
     (which turns ``onednn_packing_available`` off) fails here."""
-    from trl_env.trl.models._onednn_linear import PackedLinearForward, onednn_packing_available
+    from trl_env.trl.fast._onednn_linear import PackedLinearForward, onednn_packing_available
 
     if not cpu_has_onednn_bf16():
         pytest.skip("this CPU has no oneDNN bfloat16 kernels (AVX-512 BW/VL/DQ or AVX-NE-CONVERT)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trl_env.trl.models._lora_addmm import fuse_lora_additions
+from trl_env.trl.fast._lora_addmm import fuse_lora_additions
 
 from .test_bf16 import bf16_autocast, lora_model, tiny_lora  # noqa: F401
 
@@ -101,7 +101,7 @@ def test_one_shared_cast_is_bitwise_autocasts_casts(lora_model, monkeypatch) -> 
     """The fused layers cast a float32 input to bfloat16 once for all its readers; outputs and
     gradients are bitwise those of each layer casting its own (the gradients still reach the
     input in float32, one edge per reader)."""
-    from trl_env.trl.models import _lora_addmm
+    from trl_env.trl.fast import _lora_addmm
 
     model, _ = lora_model
     fuse_lora_additions(model)

@@ -15,10 +15,8 @@ from trl import GRPOTrainer
 from trl.trainer import utils as trl_utils
 
 from trl_env.trl._credit import TurnCreditGRPOTrainer
-from trl_env.trl._model_token_scoring import (
-    ModelTokenScoring,
-    _fused_head_skips_unlabelled_positions,
-)
+from trl_env.trl.fast._model_token_scoring import fused_head_skips_unlabelled_positions
+from trl_env.trl.fast._trainer import FastPathsTrainer
 
 from .test_credit import (  # noqa: F401
     make_trainer,
@@ -160,7 +158,7 @@ def test_other_passes_and_non_text_inputs_run_as_in_trl(
 
 def test_trls_switch_is_put_back_even_after_an_error() -> None:
     original = trl_utils._use_triton
-    with pytest.raises(RuntimeError, match="boom"), _fused_head_skips_unlabelled_positions():
+    with pytest.raises(RuntimeError, match="boom"), fused_head_skips_unlabelled_positions():
         assert trl_utils._use_triton(torch.device("cpu"))
         raise RuntimeError("boom")
     assert trl_utils._use_triton is original
@@ -168,7 +166,7 @@ def test_trls_switch_is_put_back_even_after_an_error() -> None:
 
 
 def test_the_mixin_goes_before_grpo_trainer() -> None:
-    assert TurnCreditGRPOTrainer.__mro__.index(ModelTokenScoring) < (
+    assert TurnCreditGRPOTrainer.__mro__.index(FastPathsTrainer) < (
         TurnCreditGRPOTrainer.__mro__.index(GRPOTrainer)
     )
 
@@ -265,7 +263,7 @@ def test_padding_between_tokens_keeps_the_mask(
 
 
 def test_unmasked_layout() -> None:
-    from trl_env.trl._model_token_scoring import _rotate, _unmasked_layout
+    from trl_env.trl.fast._unpadded_training import _rotate, _unmasked_layout
 
     mask = torch.tensor([[0, 0, 1, 1, 0], [1, 1, 1, 0, 0], [0, 0, 0, 0, 0]])
     assert _unmasked_layout(mask, position_limit=100).tolist() == [2, 0, 0]

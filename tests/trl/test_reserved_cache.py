@@ -7,8 +7,8 @@ import torch
 from transformers import GenerationConfig
 from transformers.cache_utils import DynamicLayer
 
+from trl_env.trl.fast._reserved_cache import ReservedLayer, reserved_cache
 from trl_env.trl.models._generation import _CACHE_ARGUMENT
-from trl_env.trl.models._reserved_cache import ReservedLayer, reserved_cache
 
 from .test_generation import model_and_tokenizer  # noqa: F401
 

@@ -13,7 +13,8 @@ from transformers.generation.logits_process import (
     TopPLogitsWarper,
 )
 
-from trl_env.trl.models._sampling import TurnSampler, sample_inverse_cdf, sampling_plan
+from trl_env.trl.fast._inverse_cdf import sample_inverse_cdf, sampling_plan
+from trl_env.trl.models._sampling import TurnSampler
 
 from .test_generation import make_generator, model_and_tokenizer  # noqa: F401
 

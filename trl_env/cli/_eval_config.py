@@ -151,6 +151,16 @@ class EvalConfig:
         default=False,
         metadata={"help": "Generate with vLLM (needs a CUDA GPU).", "group": _MODEL},
     )
+    fast_paths: str = field(
+        default="auto",
+        metadata={
+            "help": "The generation fast paths (docs/real_models.md): auto (on a CPU, off on a "
+            "GPU or MPS), on, off, or layer names to add (name) or remove (-name), "
+            "comma-separated. A trl-env train run's held-out evals use the run's --fast-paths.",
+            "metavar": "auto|on|off",
+            "group": _MODEL,
+        },
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.env_ids, str):
@@ -184,6 +194,7 @@ class EvalConfig:
             "batch_size": self.batch_size,
             "system_prompt": self.system_prompt,
             "use_vllm": self.use_vllm,
+            "fast_paths": self.fast_paths,
         }
         return ModelOptions(**{name: value for name, value in given.items() if value is not None})
 

@@ -68,11 +68,9 @@ from accelerate.utils import gather_object
 from trl import GRPOTrainer
 
 from trl_env.trl._credit_modes import CREDITS, check_credit
-from trl_env.trl._model_token_scoring import ModelTokenScoring
 from trl_env.trl._step_group_credit import STD_EPS as _EPS
 from trl_env.trl._step_group_credit import step_group_advantages, turn_observations
-from trl_env.trl.models._bf16 import skip_redundant_lora_input_casts
-from trl_env.trl.models._lora_addmm import fuse_lora_additions
+from trl_env.trl.fast._trainer import FastPathsTrainer
 
 __all__ = [
     "CREDITS",
@@ -295,19 +293,13 @@ def turn_advantages(
     return advantages.to(loss_mask.device)
 
 
-class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
+class TurnCreditGRPOTrainer(FastPathsTrainer, GRPOTrainer):
     """TRL's ``GRPOTrainer`` with a choice of credit assignment: per episode, per turn, or per
     turn with step groups.
 
-    With ``credit="episode"`` it is ``GRPOTrainer``'s loss, up to float rounding:
-
-    * its training forward scores only the model's own tokens and runs without the padding mask
-      where that is exact (:class:`~trl_env.trl._model_token_scoring.ModelTokenScoring`; bitwise
-      TRL's with ``score_only_model_tokens = False``);
-    * with ``bf16``, its LoRA layers skip peft's redundant input casts (bitwise the same:
-      :func:`~trl_env.trl.models._bf16.skip_redundant_lora_input_casts`) and, on a CPU, add their
-      adapter term inside one matmul (the same sum, rounded once:
-      :func:`~trl_env.trl.models._lora_addmm.fuse_lora_additions`).
+    With ``credit="episode"`` it is ``GRPOTrainer``'s loss, up to the float rounding of the fast
+    paths of :class:`~trl_env.trl.fast.FastPathsTrainer` (its ``fast_paths=`` argument:
+    ``"auto"``, on a CPU only; bitwise TRL's with ``"off"``).
 
     With ``credit="turn"`` it replaces
     the ``(B,)`` episode advantages by the ``(B, T)`` token advantages of :func:`turn_advantages`
@@ -347,11 +339,7 @@ class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
 
     def __init__(self, *args: Any, credit: str = "turn", gamma: float = 1.0, **kwargs: Any) -> None:
         check_credit(credit, gamma)
-        super().__init__(*args, **kwargs)
-        if self.args.bf16:  # exact, and two activation copies fewer per LoRA layer
-            skip_redundant_lora_input_casts(self.model)
-            if next(self.model.parameters()).device.type == "cpu":  # three passes fewer per layer
-                fuse_lora_additions(self.model)
+        super().__init__(*args, **kwargs)  # FastPathsTrainer takes fast_paths=
         self.credit = credit
         self.gamma = float(gamma)
         self._terminal_only_said: set[str] = set()

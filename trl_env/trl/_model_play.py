@@ -34,7 +34,9 @@ def _load_model(name: str, options: ModelOptions) -> tuple[Any, Any]:
         raise Error(f"could not load model {name!r}: {lines[0] if lines else error!r}") from error
 
 
-def _transformers_generator(model: Any, tokenizer: Any, processor: Any, temperature: Any) -> Any:
+def _transformers_generator(
+    model: Any, tokenizer: Any, processor: Any, options: ModelOptions
+) -> Any:
     from trl_env.trl.models import TransformersGenerator
 
     pad = tokenizer.pad_token_id
@@ -42,7 +44,8 @@ def _transformers_generator(model: Any, tokenizer: Any, processor: Any, temperat
         model,
         pad_token_id=processor.end_of_turn_id if pad is None else pad,
         eos_token_ids=processor.eos_token_ids,
-        temperature=temperature,
+        temperature=options.temperature,
+        fast_paths=options.fast_paths,
     )
 
 
@@ -63,7 +66,7 @@ def load_model_policy(name: str, options: ModelOptions) -> tuple[TokenProcessor,
         del model
         temperature = 1.0 if options.temperature is None else options.temperature
         return processor, VLLMEngineGenerator(name, processor.eos_token_ids, temperature)
-    return processor, _transformers_generator(model, tokenizer, processor, options.temperature)
+    return processor, _transformers_generator(model, tokenizer, processor, options)
 
 
 def model_policy(
@@ -178,6 +181,7 @@ def sampling_generator(generator: Generator, temperature: float) -> Generator:
             generation_config=config,
             temperature=temperature,
             reuse_kv_cache=generator.reuse_kv_cache,
+            fast_paths=generator.fast_paths,
         )
     if isinstance(generator, VLLMEngineGenerator):
         sampler = copy.copy(generator)  # the same engine

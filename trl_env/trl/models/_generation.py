@@ -7,7 +7,8 @@ re-rendered from text: the rollout owns the token stream.
 * :class:`TransformersGenerator`: ``model.generate`` (``GRPOConfig(use_vllm=False)``), with the
   trainer's sampling settings; also usable on a bare model for evaluation. It reuses each
   episode's KV cache from one turn to the next (``reuse_kv_cache``, see ``_prefix_cache``), so a
-  turn does not re-read the whole history.
+  turn does not re-read the whole history. Its ``fast_paths`` argument installs the generation
+  fast paths of :mod:`trl_env.trl.fast` inside each call.
 * :class:`VLLMGenerator`: ``trainer.vllm_generation`` (vLLM colocate or server mode).
 * :class:`VLLMEngineGenerator`: an offline ``vllm.LLM`` engine of its own (evaluation on a GPU).
 """
@@ -16,16 +17,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import torch
 from transformers import GenerationConfig, LogitsProcessorList
 from transformers.generation.utils import GenerateDecoderOnlyOutput
 
-from trl_env.trl.models._bf16 import FrozenBF16Weights, bf16_autocast_active
-from trl_env.trl.models._prefix_cache import PrefixCache
-from trl_env.trl.models._reserved_cache import reserved_cache
-from trl_env.trl.models._sampling import TurnSampler, sampling_plan
+from trl_env.trl.fast._generation import GenerationFastPaths
+from trl_env.trl.fast._switch import FastPaths
+from trl_env.trl.models._prefix_cache import PrefixCache, ReuseLayout
+from trl_env.trl.models._sampling import TurnSampler
 
 __all__ = [
     "Generator",
@@ -88,6 +90,18 @@ def trainer_model_for_generation(
     return unwrapped
 
 
+@dataclass
+class _Call:
+    """One ``generate`` call, laid out: what :meth:`TransformersGenerator.generate` runs."""
+
+    layout: ReuseLayout
+    config: GenerationConfig
+    cache: Any
+    reuse: bool
+    recorder: TurnSampler
+    active: FastPaths
+
+
 class TransformersGenerator:
     """Batched turn generation with ``transformers``' ``generate``.
 
@@ -107,8 +121,11 @@ class TransformersGenerator:
             the same bfloat16 autocast as TRL's training forward). Accelerate already wraps a
             prepared model's ``forward`` in it, but a PEFT model's ``generate`` calls the base
             model's own ``forward``, so without this LoRA runs sampled in float32. ``None``: no
-            autocast. Under bf16 autocast on a CPU, frozen weights are cast once, not per token,
-            with LoRA adapters folded in (:class:`~trl_env.trl.models._bf16.FrozenBF16Weights`).
+            autocast.
+        fast_paths: The generation fast paths (:mod:`trl_env.trl.fast`): ``"auto"`` (every one
+            on a CPU, none on a GPU or MPS: ``generate`` as ``transformers`` runs it), ``"on"``,
+            ``"off"``, layer names, or a :class:`~trl_env.trl.fast.FastPaths`. They exist only
+            inside a ``generate`` call.
     """
 
     def __init__(
@@ -121,6 +138,7 @@ class TransformersGenerator:
         temperature: float = 1.0,
         reuse_kv_cache: bool = True,
         autocast: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
+        fast_paths: str | FastPaths | None = "auto",
     ) -> None:
         self._model = model
         self._autocast = autocast or contextlib.nullcontext
@@ -130,17 +148,32 @@ class TransformersGenerator:
         self.temperature = temperature
         self.reuse_kv_cache = reuse_kv_cache
         self.prefix_cache = PrefixCache()
-        self.frozen_bf16 = FrozenBF16Weights()
+        self.fast = GenerationFastPaths(fast_paths)
+
+    @property
+    def fast_paths(self) -> str | FastPaths | None:
+        """The fast-paths setting this generator was made with."""
+        return self.fast.setting
+
+    @property
+    def frozen_bf16(self) -> Any:
+        """The bfloat16 copies of the fast path ``frozen_bf16`` (a ``FrozenBF16Weights``)."""
+        return self.fast.frozen_bf16
+
+    @frozen_bf16.setter
+    def frozen_bf16(self, weights: Any) -> None:
+        self.fast.frozen_bf16 = weights
 
     def clear_cache(self) -> None:
         """Free the key/value states kept for the next call (see ``reuse_kv_cache``) and the
         bfloat16 copies of frozen weights (call it after changing weights through ``.data``)."""
         self.prefix_cache.clear()
-        self.frozen_bf16.clear()
+        self.fast.clear()
 
     @classmethod
     def from_trainer(cls, trainer: Any) -> TransformersGenerator:
-        """The generator ``GRPOTrainer`` itself would use (same model unwrapping and sampling)."""
+        """The generator ``GRPOTrainer`` itself would use (same model unwrapping and sampling),
+        with the trainer's fast paths (``"auto"`` for a trainer without them)."""
         unwrapped = trainer_model_for_generation(trainer, trainer.generation_kwargs)
         tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
         return cls(
@@ -150,6 +183,7 @@ class TransformersGenerator:
             generation_config=trainer.generation_config,
             temperature=trainer.temperature,
             autocast=trainer.accelerator.autocast,
+            fast_paths=getattr(trainer, "fast_paths", "auto"),
         )
 
     @classmethod
@@ -160,6 +194,7 @@ class TransformersGenerator:
         pad_token_id: int,
         eos_token_ids: Iterable[int],
         temperature: float | None = None,
+        fast_paths: str | FastPaths | None = "auto",
     ) -> TransformersGenerator:
         """A generator that plays ``model`` outside training (``trl-env eval``, a ``ModelPolicy``).
 
@@ -185,6 +220,7 @@ class TransformersGenerator:
             eos_token_ids=sorted(eos_token_ids),
             generation_config=config,
             temperature=temperature or getattr(config, "temperature", None) or 1.0,
+            fast_paths=fast_paths,
         )
 
     @contextlib.contextmanager
@@ -195,10 +231,6 @@ class TransformersGenerator:
         else:
             yield self._model
 
-    def _weights(self, model: Any, bf16: bool) -> contextlib.AbstractContextManager[Any]:
-        """The weights to generate with: the frozen bfloat16 copies under CPU bf16 autocast."""
-        return self.frozen_bf16.swapped_in(model) if bf16 else contextlib.nullcontext()
-
     def generate(
         self, inputs: Sequence[Sequence[int]], max_new_tokens: int
     ) -> tuple[list[list[int]], list[list[float]]]:
@@ -208,57 +240,76 @@ class TransformersGenerator:
                 # Entering the context still matters in distributed runs (sharded weights are
                 # gathered there), so a process with nothing to generate still takes part.
                 return [], []
-            device = next(model.parameters()).device
-            config = GenerationConfig.from_dict(
-                {**self.generation_config.to_dict(), "max_new_tokens": max_new_tokens}
-            )
-            reuse = self.reuse_kv_cache and PrefixCache.supported(model, config)
-            if reuse:
-                config.return_dict_in_generate = True  # to get the cache back
-            else:
-                self.prefix_cache.clear()
-            bf16 = bf16_autocast_active("cpu") and device.type == "cpu"
-            if reuse:  # a group's rows share their prompt: prefill it once
-                self.prefix_cache.share_repeated_inputs(
-                    model, inputs, self.pad_token_id, self._weights(model, bf16)
-                )
-            layout = self.prefix_cache.layout(
-                model, inputs, self.pad_token_id, reuse=reuse, max_new_tokens=max_new_tokens
-            )
-            width = layout.input_ids.shape[1]
-            cache = layout.cache
-            if reuse and cache is None:  # room for the whole call, not a torch.cat per token
-                cache = reserved_cache(width + max_new_tokens)
-            plan = sampling_plan(config, model)  # plain sampling: by the recorder, not multinomial
-            recorder = TurnSampler(width, self.temperature, plan.warpers)
-            cache_kwargs = {_CACHE_ARGUMENT: cache} if cache is not None else {}
-            with self._weights(model, bf16):
-                output = model.generate(
-                    input_ids=layout.input_ids.to(device),
-                    attention_mask=layout.attention_mask.to(device),
-                    generation_config=plan.generation_config,
-                    logits_processor=LogitsProcessorList([recorder]),
-                    **cache_kwargs,
-                )
+            call = self._prepare(model, inputs, max_new_tokens)
+            output = self._run(model, call)
             sequences = output.sequences if hasattr(output, "sequences") else output
-            sampled = sequences[:, width:].cpu()
-            if sampled.shape[1]:
-                recorder.collect(sampled[:, -1])  # the last sampled token's
-            logprobs = torch.stack(recorder.steps, dim=1).cpu() if recorder.steps else None
-            completions: list[list[int]] = []
-            completion_logprobs: list[list[float]] = []
-            for row in range(len(inputs)):
-                ids = sampled[row].tolist()
-                end = next((i + 1 for i, t in enumerate(ids) if t in self.eos_token_ids), len(ids))
-                completions.append(ids[:end])
-                row_logprobs = logprobs[row, :end].tolist() if logprobs is not None else []
-                completion_logprobs.append(row_logprobs)
-            if reuse:
+            completions, logprobs = self._completions(
+                sequences[:, call.layout.input_ids.shape[1] :].cpu(), call.recorder, len(inputs)
+            )
+            if call.reuse:
                 # Inside the model context: sharded weights are still gathered here.
                 states = getattr(output, "cache", None)
                 if states is None:
                     states = getattr(output, "past_key_values", None)
-                self.prefix_cache.remember(inputs, completions, layout, states)
+                self.prefix_cache.remember(inputs, completions, call.layout, states)
+        return completions, logprobs
+
+    def _prepare(self, model: Any, inputs: Sequence[Sequence[int]], max_new_tokens: int) -> _Call:
+        """The call's settings, fast paths, row layout (reusing stored states) and sampler."""
+        config = GenerationConfig.from_dict(
+            {**self.generation_config.to_dict(), "max_new_tokens": max_new_tokens}
+        )
+        active = self.fast.active(model)
+        reuse = self.reuse_kv_cache and PrefixCache.supported(model, config)
+        if reuse:
+            config.return_dict_in_generate = True  # to get the cache back
+            self.fast.share_prompt(self.prefix_cache, model, inputs, self.pad_token_id, active)
+        else:
+            self.prefix_cache.clear()
+        new_cache = self.fast.cache_factory(active)
+        layout = self.prefix_cache.layout(
+            model,
+            inputs,
+            self.pad_token_id,
+            reuse=reuse,
+            max_new_tokens=max_new_tokens,
+            new_cache=new_cache,
+        )
+        width = layout.input_ids.shape[1]
+        cache = layout.cache
+        if reuse and cache is None:  # a reserved cache: room for the whole call up front
+            cache = new_cache(width + max_new_tokens, None)
+        plan = self.fast.sampling(config, model, active)
+        recorder = TurnSampler(width, self.temperature, plan.warpers)
+        return _Call(layout, plan.generation_config, cache, reuse, recorder, active)
+
+    def _run(self, model: Any, call: _Call) -> Any:
+        """``model.generate`` on the call's layout, with the fast paths' weights."""
+        device = next(model.parameters()).device
+        cache_kwargs = {_CACHE_ARGUMENT: call.cache} if call.cache is not None else {}
+        with self.fast.weights(model, call.active):
+            return model.generate(
+                input_ids=call.layout.input_ids.to(device),
+                attention_mask=call.layout.attention_mask.to(device),
+                generation_config=call.config,
+                logits_processor=LogitsProcessorList([call.recorder]),
+                **cache_kwargs,
+            )
+
+    def _completions(
+        self, sampled: torch.Tensor, recorder: TurnSampler, rows: int
+    ) -> tuple[list[list[int]], list[list[float]]]:
+        """Each row's sampled ids up to and including its first EOS, and their log-probs."""
+        if sampled.shape[1]:
+            recorder.collect(sampled[:, -1])  # the last sampled token's
+        logprobs = torch.stack(recorder.steps, dim=1).cpu() if recorder.steps else None
+        completions: list[list[int]] = []
+        completion_logprobs: list[list[float]] = []
+        for row in range(rows):
+            ids = sampled[row].tolist()
+            end = next((i + 1 for i, t in enumerate(ids) if t in self.eos_token_ids), len(ids))
+            completions.append(ids[:end])
+            completion_logprobs.append(logprobs[row, :end].tolist() if logprobs is not None else [])
         return completions, completion_logprobs
 
 

@@ -16,8 +16,11 @@ Layout of a call that reuses the cache (one line per row; ``.`` is padding, mask
 the middle of a row does not shift them, and it feeds only the columns after the cache.
 
 Rows that repeat an input (the episodes of a GRPO group start from the same prompt) need its
-states only once: :meth:`PrefixCache.share_repeated_inputs` prefills each distinct input of the
-first call once (all but its last token) and stores the states; every repeat then reuses them.
+states only once: the fast path ``shared_prefill`` (:mod:`trl_env.trl.fast._shared_prefill`)
+prefills each distinct input of the first call once and stores the states here; every repeat
+then reuses them. The caches this store assembles are ``transformers``' ``DynamicCache``, or,
+with the fast path ``reserved_kv_cache``, one that reserves the call's room up front
+(:mod:`trl_env.trl.fast._reserved_cache`).
 
 It is a cache, never a source of truth: a row without a stored prefix is prefilled in full, and
 a call where reuse would not save at least half of the prefill columns runs without it. States
@@ -41,15 +44,30 @@ attention, shared KV; per the config), and caches whose layers are not plain ful
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from trl_env.trl.models._reserved_cache import ReservedLayer, reserved_cache
+from trl_env.trl.fast._checks import full_attention_only
+from trl_env.trl.fast._reserved_cache import ReservedLayer
+
+CacheFactory = Callable[[int, "list[tuple[torch.Tensor, torch.Tensor]] | None"], Any]
+"""``(capacity, layers) -> cache``: builds the cache of a call holding ``layers`` (``(keys,
+values)`` per model layer) with room for ``capacity`` columns, or an empty one for ``None``."""
+
+
+def dynamic_cache(
+    capacity: int, layers: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+) -> Any:
+    """``transformers``' own ``DynamicCache`` holding ``layers`` (``capacity`` is not used: it
+    grows as it goes), or None for no layers (``generate`` then builds its own)."""
+    from transformers import DynamicCache
+
+    return DynamicCache(ddp_cache_data=layers) if layers else None
+
 
 __all__ = ["PrefixCache", "ReuseLayout"]
 
@@ -132,7 +150,7 @@ class PrefixCache:
             return default
 
         return (
-            _full_attention_only(config)
+            full_attention_only(config)
             and setting("use_cache", True) is not False
             and setting("cache_implementation", None) is None
             and setting("num_beams", 1) == 1
@@ -150,12 +168,13 @@ class PrefixCache:
         pad_token_id: int,
         reuse: bool = True,
         max_new_tokens: int = 0,
+        new_cache: CacheFactory = dynamic_cache,
     ) -> ReuseLayout:
         """Lay out ``inputs`` for one ``generate`` call, reusing stored prefixes where it pays.
 
-        With ``reuse=False`` (or nothing stored) this is plain left padding. With reuse, the
-        cache reserves room for the call's input and ``max_new_tokens`` sampled tokens
-        (:class:`~trl_env.trl.models._reserved_cache.ReservedLayer`); without, ``cache`` is None.
+        With ``reuse=False`` (or nothing stored) this is plain left padding and ``cache`` is
+        None. With reuse, ``cache`` is ``new_cache(capacity, layers)``: the reused states, with
+        room for the call's input and ``max_new_tokens`` sampled tokens.
         """
         self._call_key = _weights_key(model)  # the weights do not change during the call
         if self._weights_key is not None and self._weights_key != self._call_key:
@@ -186,46 +205,8 @@ class PrefixCache:
         self.reused_tokens += sum(cached)
         self.prefilled_tokens += sum(len(ids) for ids in inputs) - sum(cached)
         capacity = width + max_new_tokens
-        cache = self._assemble(matches, cache_width, capacity) if cache_width else None
+        cache = self._assemble(matches, cache_width, capacity, new_cache) if cache_width else None
         return ReuseLayout(cached, cache_width, input_ids, attention_mask, cache, columns)
-
-    def share_repeated_inputs(
-        self,
-        model: Any,
-        inputs: Sequence[Sequence[int]],
-        pad_token_id: int,
-        weights: Any = None,
-    ) -> None:
-        """Prefill each distinct input once when rows repeat one and nothing is stored yet.
-
-        Stores the states of every distinct input but its last token, so that the next
-        :meth:`layout` of ``inputs`` gives each row its input's states and feeds one token.
-        ``weights``: a context manager to run the prefill in (the generator's bfloat16 copies),
-        so the states are those ``generate`` would compute (up to the rounding of another batch
-        shape).
-        """
-        distinct = list(dict.fromkeys(tuple(ids) for ids in inputs))
-        if self._entries or len(distinct) == len(inputs) or min(map(len, distinct)) < 2:
-            return
-        trimmed = [list(ids[:-1]) for ids in distinct]
-        layout = self.layout(model, trimmed, pad_token_id, reuse=False)
-        device = next(model.parameters()).device
-        mask = layout.attention_mask.to(device)
-        cache = reserved_cache(layout.input_ids.shape[1])
-        # The forward generate() runs: a PEFT model generates through its base model's (not its
-        # own, which accelerate may have wrapped in the trainer's autocast).
-        forward = model.get_base_model() if hasattr(model, "get_base_model") else model
-        with weights if weights is not None else contextlib.nullcontext():
-            forward(
-                input_ids=layout.input_ids.to(device),
-                attention_mask=mask,
-                # As generate derives them: padding does not count.
-                position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
-                use_cache=True,
-                logits_to_keep=1,
-                **{_forward_cache_keyword(model): cache},
-            )
-        self.remember(trimmed, [[] for _ in trimmed], layout, cache)
 
     def remember(
         self,
@@ -269,7 +250,18 @@ class PrefixCache:
                     break
         return matches
 
-    def _assemble(self, matches: list[tuple[_Entry, int] | None], width: int, capacity: int) -> Any:
+    @property
+    def is_empty(self) -> bool:
+        """Whether no row's states are stored."""
+        return not self._entries
+
+    def _assemble(
+        self,
+        matches: list[tuple[_Entry, int] | None],
+        width: int,
+        capacity: int,
+        new_cache: CacheFactory,
+    ) -> Any:
         """The cache for this call: each row's reused states, right-aligned in ``width`` columns,
         with room for ``capacity`` in all."""
         assert self._layers is not None
@@ -289,7 +281,7 @@ class PrefixCache:
                 (_gather(keys, gather, len(matches)), _gather(values, gather, len(matches)))
             )
         self._entries = []
-        return reserved_cache(capacity, layers)
+        return new_cache(capacity, layers)
 
 
 def _gather(states: torch.Tensor, flat_index: torch.Tensor, rows: int) -> torch.Tensor:
@@ -318,33 +310,6 @@ def _plain_layers(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
             return None
         layers.append((keys, values))
     return layers or None
-
-
-def _full_attention_only(config: Any) -> bool:
-    """Whether every layer of the model attends to its whole past (no sliding window, chunked,
-    linear or shared layers: their caches are not plain columns of states, and a sliding mask
-    counts columns, which the reuse layout pads)."""
-    text = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
-    try:
-        from transformers.cache_utils import get_layer_types_and_kwargs
-
-        layer_types = list(get_layer_types_and_kwargs(text)[0])
-    except (ImportError, AttributeError, TypeError):  # older transformers, unusual configs
-        layer_types = list(getattr(text, "layer_types", None) or [])
-        if not layer_types:
-            windowed = ("sliding_window", "attention_chunk_size")
-            return all(getattr(text, name, None) is None for name in windowed)
-    return all(layer_type == "full_attention" for layer_type in layer_types)
-
-
-def _forward_cache_keyword(model: Any) -> str:
-    """The name ``model``'s forward takes its cache by (``cache`` since transformers 5.24)."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    try:
-        parameters = inspect.signature(base.forward).parameters
-    except (TypeError, ValueError):
-        return "past_key_values"
-    return "cache" if "cache" in parameters else "past_key_values"
 
 
 def _weights_key(model: Any) -> tuple[Any, ...]:

@@ -22,6 +22,7 @@ from trl_env._configs import (
     system_prompt_field,
 )
 from trl_env.trl._credit_modes import CREDITS, check_credit
+from trl_env.trl.fast._switch import check_fast_paths
 from trl_env.trl.training._defaults import run_defaults
 
 __all__ = ["AUTO", "EVAL_SEED", "SAVE_ROLLOUTS_UP_TO", "TrainConfig"]
@@ -195,6 +196,16 @@ class TrainConfig:
             "CPU without bf16 units warns (emulated there, several times slower)."
         ),
     )
+    fast_paths: str = field(
+        default="auto",
+        metadata=_help(
+            "trl-env's fast paths, which replace parts of TRL, transformers and peft (see "
+            "docs/real_models.md): auto (on a CPU, off on a GPU or MPS, where the run is then "
+            "TRL's own plus the rollout), on, off (the stock path), or layer names to add (name) "
+            "or remove (-name), comma-separated, e.g. auto,-inverse_cdf_sampling.",
+            metavar="auto|on|off",
+        ),
+    )
     warm_start: str | None = field(
         default=None,
         metadata=_help(
@@ -364,6 +375,7 @@ class TrainConfig:
                 f"report_to must be tracker names separated by commas (or 'none'), got "
                 f"{self.report_to!r}"
             )
+        check_fast_paths(self.fast_paths)
         if self.vllm_mode not in VLLM_MODES:
             raise ValueError(f"vllm_mode must be 'colocate' or 'server', got {self.vllm_mode!r}")
         if not 0 < self.vllm_gpu_memory_utilization <= 1:

@@ -278,28 +278,31 @@ class HeldOutEvalCallback(TrainerCallback):
         model = trainer.model
         was_training = model.training
         model.eval()
-        try:
-            runs = [(tasks, 0.0)]
-            if self.samples:
-                runs.append(
-                    ([t for t in tasks for _ in range(self.samples)], self.sample_temperature)
-                )
-            played = []
-            for batch_tasks, temperature in runs:
-                generator = _generator(trainer, temperature)
-                episodes: list[Episode] = []
-                # Sampling draws from torch's generator: on a forked copy, seeded by the eval
-                # seed, so that evals neither change training nor depend on when they ran.
-                with _own_random_stream(self.seed):
-                    for start in range(0, len(batch_tasks), _BATCH):
-                        episodes += play_episodes(
-                            batch_tasks[start : start + _BATCH], generator, processor, config,
-                            max_completion_length=budget,
-                        )  # fmt: skip
-                generator.clear_cache()
-                played.append(episodes)
-        finally:
-            model.train(was_training)
+        # The model as trl-env eval loads it: without the training fast paths that change it.
+        removed = getattr(trainer, "fast_paths_removed", contextlib.nullcontext)
+        with removed():
+            try:
+                runs = [(tasks, 0.0)]
+                if self.samples:
+                    runs.append(
+                        ([t for t in tasks for _ in range(self.samples)], self.sample_temperature)
+                    )
+                played = []
+                for batch_tasks, temperature in runs:
+                    generator = _generator(trainer, temperature)
+                    episodes: list[Episode] = []
+                    # Sampling draws from torch's generator: on a forked copy, seeded by the eval
+                    # seed, so that evals neither change training nor depend on when they ran.
+                    with _own_random_stream(self.seed):
+                        for start in range(0, len(batch_tasks), _BATCH):
+                            episodes += play_episodes(
+                                batch_tasks[start : start + _BATCH], generator, processor, config,
+                                max_completion_length=budget,
+                            )  # fmt: skip
+                    generator.clear_cache()
+                    played.append(episodes)
+            finally:
+                model.train(was_training)
         return played[0], played[1] if self.samples else []
 
 
@@ -334,14 +337,16 @@ def _generator(trainer: Any, temperature: float) -> Any:
         settings.update(do_sample=False, temperature=1.0, top_p=1.0, top_k=50, min_p=None)
     else:
         settings.update(do_sample=True, temperature=temperature)
-    # No autocast, even when training runs in bf16: the held-out figures then match what
-    # `trl-env eval` (float32) reports for the saved model.
+    # No autocast, even when training runs in bf16, and the run's generation fast paths: the
+    # held-out figures then match what `trl-env eval --fast-paths <the run's>` (float32) reports
+    # for the saved model.
     return TransformersGenerator(
         unwrapped,
         pad_token_id=pad,
         eos_token_ids=eos,
         generation_config=GenerationConfig.from_dict(settings),
         temperature=temperature or 1.0,
+        fast_paths=getattr(trainer, "fast_paths", "auto"),
     )
 
 

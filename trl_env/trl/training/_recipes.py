@@ -31,7 +31,17 @@ LIST = "list"
 """``--recipe list``: print the recipes instead of training."""
 
 _MACHINE_KEYS = frozenset(
-    {"bf16", "output_dir", "overwrite", "resume", "model", "recipe", "progress", "report_to"}
+    {
+        "bf16",
+        "fast_paths",
+        "output_dir",
+        "overwrite",
+        "resume",
+        "model",
+        "recipe",
+        "progress",
+        "report_to",
+    }
 )
 """Settings a recipe may not hold: the machine, the run folder and the model are the user's."""
 
@@ -101,6 +111,6 @@ def load_recipe(name: str) -> dict[str, Any]:
     if machine:
         raise UsageError(
             f"recipe {name!r} sets {machine}: a recipe holds what makes a model learn, not the "
-            "machine's or the run's own settings (the CPU or GPU decides bf16)"
+            "machine's or the run's own settings (the CPU or GPU decides bf16 and the fast paths)"
         )
     return values

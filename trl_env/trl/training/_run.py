@@ -76,6 +76,8 @@ def eval_command(config: TrainConfig) -> str:
     out = Path(config.output_dir or ".")
     words = ["trl-env", "eval", *config.env_ids, "--policy", str(out), "--episodes", "100"]
     words += ["--seed", str(config.eval_seed), "--out", str(out / "eval")]
+    if config.fast_paths != "auto":  # the run's held-out evals generated with its own setting
+        words += ["--fast-paths", config.fast_paths]
     return shlex.join(words)
 
 
@@ -185,7 +187,8 @@ def train(
         + (f" (gamma {cfg.gamma:g})" if cfg.credit != "episode" else "")
         + (f", warm start {cfg.warm_start}" if cfg.warm_start != "none" else "")
         + (f", recipe {cfg.recipe}" if cfg.recipe else "")
-        + f", bf16 {'on' if cfg.bf16 else 'off'}; {cpu_summary(torch.get_num_threads())}: "
+        + f", bf16 {'on' if cfg.bf16 else 'off'}, fast paths {_fast_paths_summary(cfg)}; "
+        f"{cpu_summary(torch.get_num_threads())}: "
         f"--threads N to change); output in {output}"
         + (f"; resuming from {checkpoint}" if checkpoint else "")
     )
@@ -195,6 +198,17 @@ def train(
     with _quiet_third_party():
         rows, train_time, stopped_by = run_trainer(cfg, checkpoint, started, say)
     return _finish(cfg, rows, started, train_time, say, stopped_by)
+
+
+def _fast_paths_summary(cfg: TrainConfig) -> str:
+    """The fast paths this machine gives the run (``auto``: on a CPU), as the run line says it."""
+    import torch
+
+    from trl_env.trl.fast import FastPaths
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    resolved = str(FastPaths.resolve(cfg.fast_paths, device))
+    return resolved if cfg.fast_paths == resolved else f"{resolved} ({cfg.fast_paths})"
 
 
 def _warn_if_bf16_is_emulated(cfg: TrainConfig) -> None:
@@ -230,6 +244,7 @@ def _write_run_record(
         "train_time_s": round(result.train_time_s, 1),
         "peak_rss_gb": round(peak_rss_gb(), 2),
         "bf16": cfg.bf16,
+        "fast_paths": _fast_paths_summary(cfg),
         "machine": machine_record(torch.get_num_threads()),
         "command": shlex.join(sys.argv) if sys.argv and sys.argv[0] else None,
     }

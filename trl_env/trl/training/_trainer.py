@@ -254,6 +254,7 @@ def run_trainer(
         callbacks=[metrics],
         credit=cfg.credit,
         gamma=cfg.gamma,
+        fast_paths=cfg.fast_paths,
         save_rollouts_to=output if cfg.save_rollouts else None,
     )
     evals = None

@@ -1,0 +1,152 @@
+"""The generation fast paths of one generator: :class:`GenerationFastPaths`.
+
+:class:`~trl_env.trl.models.TransformersGenerator` takes one argument, ``fast_paths``, and asks
+this object, inside each ``generate`` call, which layers are on for the model it runs (the
+setting resolved on the model's device, minus the layers whose preconditions this model fails),
+and for each piece: the weights to run with (``frozen_bf16``, ``onednn_prepack``), the cache to
+build (``reserved_kv_cache``), the token selection (``inverse_cdf_sampling``) and the prefill of a
+group's shared prompt (``shared_prefill``). Nothing is installed outside a ``generate`` call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from trl_env.trl.fast._checks import (
+    accepts_position_ids,
+    bf16_autocast_active,
+    full_attention_only,
+    model_config,
+    model_device_type,
+    refuse,
+)
+from trl_env.trl.fast._frozen_bf16 import FrozenBF16Weights, _sharded, _uses_dora
+from trl_env.trl.fast._inverse_cdf import SamplingPlan, sampling_plan
+from trl_env.trl.fast._switch import GENERATION_LAYERS, FastPaths
+from trl_env.trl.fast._versions import check_versions
+
+if TYPE_CHECKING:
+    from transformers import GenerationConfig
+
+    from trl_env.trl.models._prefix_cache import CacheFactory, PrefixCache
+
+__all__ = ["GenerationFastPaths"]
+
+
+def _refusal(layer: str, model: Any, device_type: str) -> str | None:
+    """Why ``layer`` cannot serve ``model`` exactly, or None (see :mod:`trl_env.trl.fast`)."""
+    if layer == "frozen_bf16":
+        if _uses_dora(model):
+            return "it has DoRA layers, which read their base weight's norm from the weight"
+        if any(_sharded(p) for p in model.parameters()):
+            return "its weights are sharded (DeepSpeed ZeRO-3 or FSDP): not ours to swap"
+    if layer in ("reserved_kv_cache", "shared_prefill") and not full_attention_only(
+        model_config(model)
+    ):
+        return "not every layer attends to its whole past (sliding window, chunked or linear)"
+    if layer == "shared_prefill" and not accepts_position_ids(model):
+        return "its forward takes no position_ids (positions would count the padding)"
+    if layer == "inverse_cdf_sampling" and device_type == "mps":
+        return "MPS has no float64, which the cumulative distribution is summed in"
+    return None
+
+
+class GenerationFastPaths:
+    """The generation fast paths of one generator (see the module docstring).
+
+    Args:
+        setting: ``"auto"`` (every layer on a CPU, none elsewhere), ``"on"``, ``"off"``, a
+            setting with layer names, or a :class:`~trl_env.trl.fast.FastPaths`.
+
+    Example:
+        >>> import torch
+        >>> fast = GenerationFastPaths("auto")
+        >>> fast.active(torch.nn.Linear(2, 2)).enabled  # a CPU model: every generation layer
+        ('frozen_bf16', 'onednn_prepack', 'reserved_kv_cache', 'inverse_cdf_sampling', 'shared_prefill')
+        >>> GenerationFastPaths("off").active(torch.nn.Linear(2, 2)).enabled
+        ()
+    """
+
+    def __init__(self, setting: str | FastPaths | None = "auto") -> None:
+        FastPaths.resolve(setting, "cpu")  # refuse a bad setting now, not at the first call
+        self.setting = setting
+        self.frozen_bf16 = FrozenBF16Weights()
+
+    def active(self, model: Any) -> FastPaths:
+        """The generation layers on for ``model``: the setting on its device, less the layers
+        whose preconditions it fails (each refusal said once per model).
+
+        Raises:
+            trl_env.error.FastPathVersionError: A layer that is on meets a library outside its
+                tested versions.
+        """
+        device_type = model_device_type(model)
+        wanted = FastPaths.resolve(self.setting, device_type)
+        flags: dict[str, bool] = {}
+        for layer in GENERATION_LAYERS:
+            if getattr(wanted, layer):
+                check_versions(layer)
+                reason = _refusal(layer, model, device_type)
+                if reason is not None:
+                    refuse(model, layer, reason)
+                flags[layer] = reason is None
+        return dataclasses.replace(FastPaths.none(), **flags)
+
+    def weights(self, model: Any, active: FastPaths) -> contextlib.AbstractContextManager[Any]:
+        """The weights to generate with: the frozen bfloat16 copies under CPU bfloat16 autocast
+        (packed for oneDNN with ``onednn_prepack``), else the model's own."""
+        if not (active.frozen_bf16 and bf16_autocast_active("cpu")):
+            return contextlib.nullcontext()
+        if model_device_type(model) != "cpu":
+            return contextlib.nullcontext()
+        self.frozen_bf16.prepack = active.onednn_prepack
+        return self.frozen_bf16.swapped_in(model)
+
+    @staticmethod
+    def cache_factory(active: FastPaths) -> CacheFactory:
+        """How the call's key/value caches are built: with reserved room, or ``transformers``'
+        own ``DynamicCache``."""
+        from trl_env.trl.models._prefix_cache import dynamic_cache
+
+        if not active.reserved_kv_cache:
+            return dynamic_cache
+        from trl_env.trl.fast._reserved_cache import reserved_cache
+
+        return reserved_cache
+
+    @staticmethod
+    def sampling(config: GenerationConfig, model: Any, active: FastPaths) -> SamplingPlan:
+        """How the call selects tokens: by inverse CDF (the config made greedy, the warpers
+        handed to the rollout's sampler), or as ``generate`` does."""
+        if active.inverse_cdf_sampling:
+            return sampling_plan(config, model)
+        return SamplingPlan(config, None)
+
+    def share_prompt(
+        self,
+        store: PrefixCache,
+        model: Any,
+        inputs: Sequence[Sequence[int]],
+        pad_token_id: int,
+        active: FastPaths,
+    ) -> None:
+        """Prefill a group's repeated prompt once (``shared_prefill``), into ``store``."""
+        if not active.shared_prefill:
+            return
+        from trl_env.trl.fast._shared_prefill import share_repeated_inputs
+
+        share_repeated_inputs(
+            store,
+            model,
+            inputs,
+            pad_token_id,
+            new_cache=self.cache_factory(active),
+            weights=self.weights(model, active),
+        )
+
+    def clear(self) -> None:
+        """Drop the bfloat16 copies (after weights changed through ``.data``)."""
+        self.frozen_bf16.clear()

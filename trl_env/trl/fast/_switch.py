@@ -1,0 +1,171 @@
+"""The switch: which fast paths are on (:class:`FastPaths`), from one setting.
+
+The setting is ``"auto"`` (the default), ``"on"`` or ``"off"``, optionally followed by layer
+names to add (``name``) or remove (``-name``), comma-separated: ``"auto,-inverse_cdf_sampling"``
+is the default without inverse-CDF sampling; ``"off,reserved_kv_cache"`` is the stock path plus
+the reserved cache; a list of names alone turns on exactly those. ``auto`` means every layer on
+a CPU and none elsewhere (a GPU or MPS run is then TRL's, transformers' and peft's own, plus
+trl-env's rollout): the layers were measured on CPUs, and two of them draw other random numbers
+than the stock path or need float64.
+
+Torch-free on purpose: :class:`~trl_env.trl.training.TrainConfig` checks the setting without
+importing torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from dataclasses import dataclass
+
+from trl_env.error import UsageError
+
+__all__ = [
+    "GENERATION_LAYERS",
+    "LAYERS",
+    "MODES",
+    "TRAINING_LAYERS",
+    "FastPaths",
+    "check_fast_paths",
+]
+
+GENERATION_LAYERS = (
+    "frozen_bf16",
+    "onednn_prepack",
+    "reserved_kv_cache",
+    "inverse_cdf_sampling",
+    "shared_prefill",
+)
+"""The layers the rollout's generator installs (each ``generate`` call, and only inside it)."""
+TRAINING_LAYERS = (
+    "lora_input_casts",
+    "lora_addmm",
+    "model_token_scoring",
+    "unpadded_training",
+)
+"""The layers trl-env's trainer installs (for the duration of ``train()``)."""
+LAYERS = GENERATION_LAYERS + TRAINING_LAYERS
+"""Every fast path, by name (see :mod:`trl_env.trl.fast`)."""
+MODES = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class FastPaths:
+    """Which fast paths are on: one flag per layer of :data:`LAYERS`.
+
+    A layer that is on still checks its preconditions where it is installed (model, attention
+    kind, device, dtype, library versions) and may refuse: see :mod:`trl_env.trl.fast`.
+
+    Example:
+        >>> FastPaths.resolve("auto", "cpu") == FastPaths.all()
+        True
+        >>> FastPaths.resolve("auto", "cuda").enabled
+        ()
+        >>> FastPaths.resolve("on,-inverse_cdf_sampling", "cuda").inverse_cdf_sampling
+        False
+        >>> str(FastPaths.resolve("off,reserved_kv_cache", "cpu"))
+        'reserved_kv_cache'
+    """
+
+    frozen_bf16: bool = True
+    onednn_prepack: bool = True
+    reserved_kv_cache: bool = True
+    inverse_cdf_sampling: bool = True
+    shared_prefill: bool = True
+    lora_input_casts: bool = True
+    lora_addmm: bool = True
+    model_token_scoring: bool = True
+    unpadded_training: bool = True
+
+    @classmethod
+    def all(cls) -> FastPaths:
+        """Every layer on."""
+        return cls()
+
+    @classmethod
+    def none(cls) -> FastPaths:
+        """Every layer off: the stock path."""
+        return cls(**dict.fromkeys(LAYERS, False))
+
+    @classmethod
+    def resolve(cls, setting: str | FastPaths | None, device_type: str) -> FastPaths:
+        """The layers a setting turns on for a model on ``device_type`` (``"cpu"``, ``"cuda"``,
+        ``"mps"``, ...). A :class:`FastPaths` is taken as it is; ``None`` is ``"auto"``.
+
+        Raises:
+            trl_env.error.UsageError: A setting that :func:`check_fast_paths` refuses.
+        """
+        if isinstance(setting, FastPaths):
+            return setting
+        mode, changes = _parse(setting if setting is not None else "auto")
+        if mode == "on" or (mode == "auto" and device_type == "cpu"):
+            flags = dict.fromkeys(LAYERS, True)
+        else:
+            flags = dict.fromkeys(LAYERS, False)
+        for name, on in changes:
+            flags[name] = on
+        return cls(**flags)
+
+    @property
+    def enabled(self) -> tuple[str, ...]:
+        """The names of the layers that are on, in :data:`LAYERS` order."""
+        return tuple(name for name in LAYERS if getattr(self, name))
+
+    def without(self, *names: str) -> FastPaths:
+        """A copy with ``names`` off (how a benchmark ablates one layer at a time).
+
+        Raises:
+            trl_env.error.UsageError: An unknown layer name.
+        """
+        for name in names:
+            _check_layer(name)
+        return dataclasses.replace(self, **dict.fromkeys(names, False))
+
+    def __str__(self) -> str:
+        if self == FastPaths.all():
+            return "on"
+        return ",".join(self.enabled) or "off"
+
+
+def check_fast_paths(setting: str) -> None:
+    """Refuse a fast-paths setting that is not ``auto``/``on``/``off`` and layer names.
+
+    Raises:
+        trl_env.error.UsageError: The setting, with what it may hold.
+
+    Example:
+        >>> check_fast_paths("auto,-lora_addmm")
+        >>> check_fast_paths("fast")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        trl_env.error.UsageError: unknown fast path 'fast' in --fast-paths 'fast'...
+    """
+    _parse(setting)
+
+
+def _parse(setting: str) -> tuple[str, list[tuple[str, bool]]]:
+    """``(mode, [(layer, on), ...])`` of a setting (see the module docstring)."""
+    if not isinstance(setting, str) or not setting.strip():
+        raise UsageError(f"fast_paths must be 'auto', 'on', 'off' or layer names, got {setting!r}")
+    items = [item.strip() for item in setting.split(",") if item.strip()]
+    mode = "off"  # names alone: exactly those
+    if items[0] in MODES:
+        mode, items = items[0], items[1:]
+    changes = []
+    for item in items:
+        name = item.removeprefix("-")
+        _check_layer(name, setting)
+        changes.append((name, not item.startswith("-")))
+    return mode, changes
+
+
+def _check_layer(name: str, setting: str | None = None) -> None:
+    if name in LAYERS:
+        return
+    close = difflib.get_close_matches(name, LAYERS + MODES, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    where = f" in --fast-paths {setting!r}" if setting is not None else ""
+    raise UsageError(
+        f"unknown fast path {name!r}{where}.{hint} Give auto, on or off, then layer names to add "
+        f"(name) or remove (-name), comma-separated; the layers: {', '.join(LAYERS)}"
+    )
