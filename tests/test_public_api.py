@@ -180,6 +180,7 @@ PUBLIC_PACKAGES = (
     "trl_env.trl",
     "trl_env.trl.models",
     "trl_env.trl.training",
+    "trl_env.trl.fast",
     "trl_env.cli",
 )
 # Modules named by string elsewhere (gym entry points, an ASGI app, ``python -m``): their paths are
