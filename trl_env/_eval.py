@@ -337,42 +337,36 @@ def evaluate(
     """
     ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
     _check_arguments(ids, episodes, seed, samples, sample_temperature)
-    samples = int(samples)
-    kwargs = dict(env_kwargs or {})
-    kind = policy_kind(policy)
-    options = model_options or ModelOptions()
+    kind, options = policy_kind(policy), model_options or ModelOptions()
     specs = {env_id: check_env_id(env_id) for env_id in dict.fromkeys(ids)}
     if options.use_vllm and kind != "model":
         raise UsageError("--use-vllm only applies when --policy is a model")
-    envs = {env_id: make_text_env(env_id, kwargs) for env_id in specs}
-    if kind == "oracle":
-        _check_oracles(envs)
+    kwargs, samples = dict(env_kwargs or {}), int(samples)
     seeds = list(range(seed, seed + episodes))
-    if kind == "model":
-        for env in envs.values():  # checked; the rollout makes (and pools) its own
-            env.close()
-        results, sampled, elapsed = _play_model(
-            policy, list(specs), seeds, options, kwargs, max_turns, progress,
-            samples, sample_temperature,
-        )  # fmt: skip
-    else:
-        bar = _Progress(len(specs) * episodes * (1 + samples), progress, next(iter(specs)))
-        start = time.perf_counter()
-        try:
-            results = _play_simple(kind, envs, seeds, kwargs, max_turns, bar)
-            sampled = [
-                _play_simple(kind, envs, seeds, kwargs, max_turns, bar, sample=i)
-                for i in range(samples)
-            ]
-        finally:
-            bar.close()
-            for env in envs.values():
-                env.close()
-        elapsed = time.perf_counter() - start
+    played = _play(kind, policy, list(specs), seeds, kwargs, max_turns, options, progress,
+                   samples, sample_temperature)  # fmt: skip
+    temperature = float(sample_temperature) if samples and kind == "model" else None
+    return _report(policy, seed, episodes, kwargs, played, samples, temperature, record_transcripts)
+
+
+def _report(
+    policy: str,
+    seed: int,
+    episodes: int,
+    kwargs: dict[str, Any],
+    played: tuple[list[Episode], list[list[Episode]], float],
+    samples: int,
+    sample_temperature: float | None,
+    record_transcripts: bool,
+) -> EvalReport:
+    """The report of the played episodes: each env's statistics (pass@k and avg@k with samples),
+    and the episodes (without their transcripts unless ``record_transcripts``)."""
+    results, sampled, elapsed = played
     if not record_transcripts:
         for episode in [*results, *(e for group in sampled for e in group)]:
             episode.transcript = None
-    summaries = {e: summarize(e, [r for r in results if r.env_id == e]) for e in specs}
+    env_ids = list(dict.fromkeys(e.env_id for e in results))
+    summaries = {e: summarize(e, [r for r in results if r.env_id == e]) for e in env_ids}
     if samples:
         for env_id, summary in summaries.items():
             add_samples(summary, [r for g in sampled for r in g if r.env_id == env_id], samples)
@@ -385,6 +379,45 @@ def evaluate(
         elapsed_s=elapsed,
         env_kwargs=kwargs,
         samples=samples,
-        sample_temperature=float(sample_temperature) if samples and kind == "model" else None,
+        sample_temperature=sample_temperature,
         sampled_episodes=sampled,
     )
+
+
+def _play(
+    kind: str,
+    policy: str,
+    env_ids: list[str],
+    seeds: list[int],
+    kwargs: dict[str, Any],
+    max_turns: int | None,
+    options: ModelOptions,
+    progress: bool,
+    samples: int,
+    sample_temperature: float,
+) -> tuple[list[Episode], list[list[Episode]], float]:
+    """Every episode of the eval: the main ones, the ``samples`` sampled ones per seed (one list
+    per sample), and the seconds they took (loading a model aside)."""
+    envs = {env_id: make_text_env(env_id, kwargs) for env_id in env_ids}
+    if kind == "oracle":
+        _check_oracles(envs)
+    if kind == "model":
+        for env in envs.values():  # checked; the rollout makes (and pools) its own
+            env.close()
+        return _play_model(
+            policy, env_ids, seeds, options, kwargs, max_turns, progress, samples,
+            sample_temperature,
+        )  # fmt: skip
+    bar = _Progress(len(env_ids) * len(seeds) * (1 + samples), progress, env_ids[0])
+    start = time.perf_counter()
+    try:
+        results = _play_simple(kind, envs, seeds, kwargs, max_turns, bar)
+        sampled = [
+            _play_simple(kind, envs, seeds, kwargs, max_turns, bar, sample=i)
+            for i in range(samples)
+        ]
+    finally:
+        bar.close()
+        for env in envs.values():
+            env.close()
+    return results, sampled, time.perf_counter() - start

@@ -489,3 +489,29 @@ def test_the_final_held_out_eval_is_trl_env_eval_exactly(
     )  # fmt: skip
     assert [(e.transcript, e.episode_return, e.turns) for e in report.episodes] == held_out
     assert any(turns > 1 for _, _, turns in held_out)  # multi-turn: KV reuse across turns ran
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "trl_env.trl.fast",
+        "trl_env.trl.fast._switch",
+        "trl_env.trl.fast._versions",
+        "trl_env.trl.fast._checks",
+        "trl_env.trl.fast._generation",
+        "trl_env.trl.fast._trainer",
+        "trl_env.trl.fast._frozen_bf16",
+        "trl_env.trl.fast._onednn_linear",
+        "trl_env.trl.fast._reserved_cache",
+        "trl_env.trl.fast._inverse_cdf",
+        "trl_env.trl.fast._lora_casts",
+        "trl_env.trl.fast._lora_addmm",
+        "trl_env.trl.fast._unpadded_training",
+    ],
+)
+def test_docstring_examples_pass(name: str) -> None:
+    import doctest
+    import importlib
+
+    results = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert results.attempted > 0 and results.failed == 0

@@ -227,47 +227,18 @@ def _progress_lines(say: Callable[[str], None]) -> Any:
     return ProgressLines()
 
 
-def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
-    """Fine-tune ``cfg.model`` on demos and save a run folder (see the module docstring).
-
-    Returns:
-        An :class:`SFTResult`.
-    """
-    import datasets
+def _sft_args(cfg: SFTRunConfig, output: Path) -> Any:
+    """The ``SFTConfig`` of a run: its batch, bf16 and checkpointing settings."""
     import torch
-    from transformers.trainer_callback import PrinterCallback
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTConfig
 
     from trl_env.trl._checkpointing import lora_checkpointing_kwargs
-    from trl_env.trl._processors import ChatTemplateProcessor
-    from trl_env.trl.models import load_model_and_tokenizer, resolve_model_path
     from trl_env.trl.models._bf16 import default_bf16
-    from trl_env.trl.models._paths import SFT_RUN_CONFIG
 
-    started = time.perf_counter()
-    output = Path(cfg.output_dir)
-    output.mkdir(parents=True, exist_ok=True)
-    # The model is resolved first: a wrong --model fails at once, not after the demos are played.
-    name = resolve_model_path(cfg.model, log=say)
-    rows = _demo_rows(cfg, say)
-    base = str(Path(name).resolve()) if Path(name).exists() else name
-    model, tokenizer = load_model_and_tokenizer(base, require_chat_template=True, log=say)
-    processor = ChatTemplateProcessor(tokenizer)
-    streams = [demo_token_stream(processor, row["messages"]) for row in rows]
-    dataset = datasets.Dataset.from_list(streams)
-    peft_config = None
-    if cfg.lora:
-        from peft import LoraConfig
-
-        peft_config = LoraConfig(
-            r=cfg.lora_r,
-            lora_alpha=cfg.lora_alpha,
-            target_modules="all-linear",
-            task_type="CAUSAL_LM",
-        )
-    args = SFTConfig(
+    on_cpu = not torch.cuda.is_available()
+    return SFTConfig(
         output_dir=str(output / "trainer"),
-        use_cpu=not torch.cuda.is_available(),
+        use_cpu=on_cpu,
         bf16=default_bf16() if cfg.bf16 is None else cfg.bf16,
         learning_rate=cfg.learning_rate,
         num_train_epochs=cfg.epochs,
@@ -285,14 +256,36 @@ def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
         # without it, 64 Hangman demos of SmolLM2-135M in float32 peaked near 19 GB of RSS.
         activation_checkpointing=cfg.gradient_checkpointing,
         gradient_checkpointing_kwargs=(
-            lora_checkpointing_kwargs(cfg.lora, not torch.cuda.is_available())
-            if cfg.gradient_checkpointing
-            else None
+            lora_checkpointing_kwargs(cfg.lora, on_cpu) if cfg.gradient_checkpointing else None
         ),
         # Demos of different envs differ 8x in length (79 to 776 tokens for the 19 native envs):
         # batches of similar lengths cut the padding from 40% of the tokens trained to ~2%.
         train_sampling_strategy="group_by_length",
     )
+
+
+def _sft_trainer(
+    cfg: SFTRunConfig,
+    model: Any,
+    tokenizer: Any,
+    dataset: Any,
+    args: Any,
+    say: Callable[[str], None],
+) -> Any:
+    """TRL's ``SFTTrainer`` on the pre-tokenized demos (LoRA adapters with ``cfg.lora``)."""
+    from transformers.trainer_callback import PrinterCallback
+    from trl import SFTTrainer
+
+    peft_config = None
+    if cfg.lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(
+            r=cfg.lora_r,
+            lora_alpha=cfg.lora_alpha,
+            target_modules="all-linear",
+            task_type="CAUSAL_LM",
+        )
     with warnings.catch_warnings():
         # peft reads transformers' deprecated `is_gradient_checkpointing`; nothing to act on.
         warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated")
@@ -305,21 +298,64 @@ def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
         )
     trainer.remove_callback(PrinterCallback)  # one compact line per tenth of the run instead
     trainer.add_callback(_progress_lines(say))
-    trainer.train()
+    return trainer
+
+
+def _save_run(
+    cfg: SFTRunConfig,
+    trainer: Any,
+    tokenizer: Any,
+    base: str,
+    rows: int,
+    streams: Sequence[dict[str, list[int]]],
+    started: float,
+) -> SFTResult:
+    """Save ``final/`` and the run's settings; what the run did."""
+    from trl_env.trl.models._paths import SFT_RUN_CONFIG
+
+    output = Path(cfg.output_dir)
     losses = [row["loss"] for row in trainer.state.log_history if "loss" in row]
     final = output / "final"
     trainer.save_model(str(final))
     tokenizer.save_pretrained(str(final))
-    settings = {**asdict(cfg), "model": base, "rows": len(rows), "bf16": bool(args.bf16)}
+    settings = {**asdict(cfg), "model": base, "rows": rows, "bf16": bool(trainer.args.bf16)}
     (output / SFT_RUN_CONFIG).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
-    result = SFTResult(
+    return SFTResult(
         output_dir=output,
-        episodes=len(rows),
+        episodes=rows,
         tokens_trained=sum(sum(s["assistant_masks"]) for s in streams),
         first_loss=float(sum(losses[:5]) / max(len(losses[:5]), 1)),
         last_loss=float(sum(losses[-5:]) / max(len(losses[-5:]), 1)),
         seconds=time.perf_counter() - started,
     )
+
+
+def run_sft(cfg: SFTRunConfig, say: Callable[[str], None] = print) -> SFTResult:
+    """Fine-tune ``cfg.model`` on demos and save a run folder (see the module docstring): resolve
+    the model, play or read the demos, tokenize them as the rollout would, train, save.
+
+    Returns:
+        An :class:`SFTResult`.
+    """
+    import datasets
+
+    from trl_env.trl._processors import ChatTemplateProcessor
+    from trl_env.trl.models import load_model_and_tokenizer, resolve_model_path
+
+    started = time.perf_counter()
+    output = Path(cfg.output_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    # The model is resolved first: a wrong --model fails at once, not after the demos are played.
+    name = resolve_model_path(cfg.model, log=say)
+    rows = _demo_rows(cfg, say)
+    base = str(Path(name).resolve()) if Path(name).exists() else name
+    model, tokenizer = load_model_and_tokenizer(base, require_chat_template=True, log=say)
+    processor = ChatTemplateProcessor(tokenizer)
+    streams = [demo_token_stream(processor, row["messages"]) for row in rows]
+    dataset = datasets.Dataset.from_list(streams)
+    trainer = _sft_trainer(cfg, model, tokenizer, dataset, _sft_args(cfg, output), say)
+    trainer.train()
+    result = _save_run(cfg, trainer, tokenizer, base, len(rows), streams, started)
     say(
         f"sft: {result.episodes} episodes ({result.tokens_trained} reply tokens), loss "
         f"{result.first_loss:.3f} -> {result.last_loss:.3f} in {result.seconds:.0f} s; "

@@ -144,28 +144,11 @@ def make_dataset(
 
         raise MissingExtraError("trl", "make_dataset", "datasets") from None
 
-    weights = None
-    if not isinstance(env_ids, str | Mapping | Sequence):
-        raise UsageError(
-            f"env_ids must be a registered env ID (like 'TextWordle-v0'), a list of IDs or a "
-            f"dict {{ID: weight}}, got {env_ids!r:.80}"
-        )
-    if isinstance(env_ids, Mapping):
-        ids, weights = _weights(env_ids) if env_ids else ([], None)
-    else:
-        ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
+    ids, weights = _ids_and_weights(env_ids)
     _check_arguments(ids, num_tasks, seed, env_kwargs)
     for env_id in dict.fromkeys(ids):
         check_text_env(env_id, env_kwargs, argument="make_dataset's env kwargs")
-    rng = np.random.default_rng(seed)
-    if weights is None:
-        order = rng.permutation(num_tasks) % len(ids)
-    else:
-        order = rng.choice(len(ids), size=num_tasks, p=weights)
-    task_seeds = rng.integers(0, 2**31 - 1, size=num_tasks)
-    tasks = [
-        Task(ids[int(i)], int(s), dict(env_kwargs)) for i, s in zip(order, task_seeds, strict=True)
-    ]
+    tasks = _draw_tasks(ids, weights, num_tasks, seed, env_kwargs)
     return datasets.Dataset.from_dict(
         {
             "prompt": [task.to_prompt() for task in tasks],
@@ -174,3 +157,33 @@ def make_dataset(
             "env_kwargs": [task.kwargs_key for task in tasks],
         }
     )
+
+
+def _ids_and_weights(
+    env_ids: str | Sequence[str] | Mapping[str, float],
+) -> tuple[list[str], Any]:
+    """The IDs to draw from and their probabilities (None: cycle through them)."""
+    if not isinstance(env_ids, str | Mapping | Sequence):
+        raise UsageError(
+            f"env_ids must be a registered env ID (like 'TextWordle-v0'), a list of IDs or a "
+            f"dict {{ID: weight}}, got {env_ids!r:.80}"
+        )
+    if isinstance(env_ids, Mapping):
+        return _weights(env_ids) if env_ids else ([], None)
+    return ([env_ids] if isinstance(env_ids, str) else list(env_ids)), None
+
+
+def _draw_tasks(
+    ids: Sequence[str], weights: Any, num_tasks: int, seed: int, env_kwargs: dict[str, Any]
+) -> list[Task]:
+    """``num_tasks`` tasks: envs in a seeded shuffled cycle (or drawn by ``weights``), each with a
+    seed drawn from ``seed``'s generator (the same on any machine)."""
+    rng = np.random.default_rng(seed)
+    if weights is None:
+        order = rng.permutation(num_tasks) % len(ids)
+    else:
+        order = rng.choice(len(ids), size=num_tasks, p=weights)
+    task_seeds = rng.integers(0, 2**31 - 1, size=num_tasks)
+    return [
+        Task(ids[int(i)], int(s), dict(env_kwargs)) for i, s in zip(order, task_seeds, strict=True)
+    ]

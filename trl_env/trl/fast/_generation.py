@@ -62,11 +62,13 @@ class GenerationFastPaths:
             setting with layer names, or a :class:`~trl_env.trl.fast.FastPaths`.
 
     Example:
-        >>> import torch
-        >>> fast = GenerationFastPaths("auto")
-        >>> fast.active(torch.nn.Linear(2, 2)).enabled  # a CPU model: every generation layer
+        >>> from transformers import Qwen3Config, Qwen3ForCausalLM
+        >>> model = Qwen3ForCausalLM(Qwen3Config(
+        ...     vocab_size=16, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
+        ...     num_attention_heads=2, num_key_value_heads=1, head_dim=4))
+        >>> GenerationFastPaths("auto").active(model).enabled  # a CPU model: every layer
         ('frozen_bf16', 'onednn_prepack', 'reserved_kv_cache', 'inverse_cdf_sampling', 'shared_prefill')
-        >>> GenerationFastPaths("off").active(torch.nn.Linear(2, 2)).enabled
+        >>> GenerationFastPaths("off").active(model).enabled
         ()
     """
 

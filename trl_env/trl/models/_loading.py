@@ -174,7 +174,16 @@ def load_model_and_tokenizer(
         model_kwargs["dtype"] = dtype
     if not is_adapter_dir(name):
         return AutoModelForCausalLM.from_pretrained(name, **model_kwargs), tokenizer
+    return _load_adapter(name, merge_adapter, log, model_kwargs), tokenizer
+
+
+def _load_adapter(
+    name: str, merge: bool, log: Callable[[str], None] | None, model_kwargs: dict[str, Any]
+) -> Any:
+    """The LoRA adapter in ``name`` on the base model it names, merged into it if ``merge``."""
     import importlib.util
+
+    from transformers import AutoModelForCausalLM
 
     from trl_env.error import MissingExtraError
 
@@ -189,4 +198,4 @@ def load_model_and_tokenizer(
         # peft reads transformers' deprecated `is_gradient_checkpointing`; nothing to act on.
         warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated")
         model = PeftModel.from_pretrained(base, name)
-    return (model.merge_and_unload() if merge_adapter else model), tokenizer
+    return model.merge_and_unload() if merge else model

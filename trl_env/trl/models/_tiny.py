@@ -322,31 +322,8 @@ def build_tiny_model(
         >>> path = build_tiny_model("/tmp/tiny-llama3", chat_template="llama3")  # doctest: +SKIP
     """
     tokenizer = build_tiny_tokenizer(chat_template, vocab_size=vocab_size)
-    processor = ChatTemplateProcessor(tokenizer)
-    # Stop on every token that ends a model turn (for Qwen: <|im_end|>, plus <|endoftext|> like
-    # the real generation_config), end-of-turn first so it is the one `generate` pads after.
-    others = sorted(processor.eos_token_ids - {processor.end_of_turn_id})
-    eos_ids = (
-        [processor.end_of_turn_id, *others]
-        if processor.end_of_turn_id in processor.eos_token_ids
-        else others
-    )
-    config_kwargs: dict[str, Any] = {
-        "vocab_size": len(tokenizer),
-        "hidden_size": 64,
-        "intermediate_size": 128,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 2,
-        "head_dim": 16,
-        "max_position_embeddings": 2048,
-        "tie_word_embeddings": True,
-        "bos_token_id": tokenizer.bos_token_id,
-        "eos_token_id": eos_ids[0],
-        "pad_token_id": tokenizer.pad_token_id,
-    }
-    config_kwargs.update(config_overrides)
-    config = Qwen3Config(**config_kwargs)
+    eos_ids = _turn_end_ids(tokenizer)
+    config = _tiny_config(tokenizer, eos_ids[0], config_overrides)
     # fork_rng: seed the initialisation without changing the caller's global RNG state.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -365,3 +342,32 @@ def build_tiny_model(
     model.save_pretrained(output)
     tokenizer.save_pretrained(output)
     return str(output)
+
+
+def _turn_end_ids(tokenizer: Any) -> list[int]:
+    """Every token that ends a model turn (for Qwen: ``<|im_end|>``, plus ``<|endoftext|>`` like
+    the real generation_config), end-of-turn first so it is the one ``generate`` pads after."""
+    processor = ChatTemplateProcessor(tokenizer)
+    others = sorted(processor.eos_token_ids - {processor.end_of_turn_id})
+    if processor.end_of_turn_id in processor.eos_token_ids:
+        return [processor.end_of_turn_id, *others]
+    return others
+
+
+def _tiny_config(tokenizer: Any, eos_id: int, overrides: dict[str, Any]) -> Any:
+    """The tiny model's ``Qwen3Config`` (2 layers of width 64), with ``overrides``."""
+    settings: dict[str, Any] = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "max_position_embeddings": 2048,
+        "tie_word_embeddings": True,
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": eos_id,
+        "pad_token_id": tokenizer.pad_token_id,
+    }
+    return Qwen3Config(**{**settings, **overrides})

@@ -135,6 +135,32 @@ def train(
         >>> result = train("TextLargestNumber-v0", max_steps=2)  # doctest: +SKIP
     """
     started = time.perf_counter()
+    cfg = _config(env_ids, model, config, overrides)
+    checkpoint = check_before_work(cfg)
+
+    def say(message: str) -> None:
+        if log is not None:
+            log(message)
+        elif cfg.progress:
+            print(message, file=sys.stderr, flush=True)
+
+    _open_run_folder(cfg)
+    say(_run_line(cfg, checkpoint))
+    _warn_if_bf16_is_emulated(cfg)
+    from trl_env.trl.training._trainer import run_trainer
+
+    with _quiet_third_party():
+        rows, train_time, stopped_by = run_trainer(cfg, checkpoint, started, say)
+    return _finish(cfg, rows, started, train_time, say, stopped_by)
+
+
+def _config(
+    env_ids: str | Sequence[str],
+    model: str | None,
+    config: TrainConfig | None,
+    overrides: dict[str, Any],
+) -> TrainConfig:
+    """The run's resolved settings: ``config`` (or a recipe) under the keyword settings."""
     if config is not None and overrides.get("recipe"):
         raise ValueError(
             "recipe= with config=: a TrainConfig is taken as complete; start it from the recipe "
@@ -151,15 +177,11 @@ def train(
     base["env_ids"] = [env_ids] if isinstance(env_ids, str) else list(env_ids)
     if model is not None:
         base["model"] = model
-    cfg = TrainConfig(**base).resolved()
-    checkpoint = check_before_work(cfg)
+    return TrainConfig(**base).resolved()
 
-    def say(message: str) -> None:
-        if log is not None:
-            log(message)
-        elif cfg.progress:
-            print(message, file=sys.stderr, flush=True)
 
+def _open_run_folder(cfg: TrainConfig) -> None:
+    """Create (or clear, with ``overwrite``) the run folder and write the run's settings."""
     output = Path(cfg.output_dir or ".")
     if cfg.overwrite and output.is_dir():
         clear_run(output)
@@ -172,6 +194,10 @@ def train(
     (output / "config.yaml").write_text(
         config_to_yaml(cfg, leave_out=("overwrite", "resume")), encoding="utf-8"
     )
+
+
+def _run_line(cfg: TrainConfig, checkpoint: str | None) -> str:
+    """The run's first line: what it trains, how, and what the machine decided."""
     import torch
 
     from trl_env._machine import cpu_summary
@@ -179,7 +205,7 @@ def train(
     budget = f"{cfg.max_steps} steps"
     if cfg.minutes:
         budget = f"{cfg.minutes:g} minutes (at most {budget})"
-    say(
+    return (
         f"training {cfg.model or 'the tiny local model'} on {', '.join(cfg.env_ids)} for "
         f"{budget} (lr {cfg.learning_rate:g}, {cfg.num_generations} generations, "
         f"batch {cfg.per_device_train_batch_size}, episode budget {cfg.max_completion_length} "
@@ -189,15 +215,9 @@ def train(
         + (f", recipe {cfg.recipe}" if cfg.recipe else "")
         + f", bf16 {'on' if cfg.bf16 else 'off'}, fast paths {_fast_paths_summary(cfg)}; "
         f"{cpu_summary(torch.get_num_threads())}: "
-        f"--threads N to change); output in {output}"
+        f"--threads N to change); output in {Path(cfg.output_dir or '.')}"
         + (f"; resuming from {checkpoint}" if checkpoint else "")
     )
-    _warn_if_bf16_is_emulated(cfg)
-    from trl_env.trl.training._trainer import run_trainer
-
-    with _quiet_third_party():
-        rows, train_time, stopped_by = run_trainer(cfg, checkpoint, started, say)
-    return _finish(cfg, rows, started, train_time, say, stopped_by)
 
 
 def _fast_paths_summary(cfg: TrainConfig) -> str:

@@ -208,36 +208,16 @@ def _step_of(checkpoint: str | None) -> int | None:
     return int(Path(checkpoint).name.rsplit("-", 1)[1]) if checkpoint else None
 
 
-def run_trainer(
-    cfg: TrainConfig, checkpoint: str | None, started: float, say: Say
-) -> tuple[list[dict[str, Any]], float, str]:
-    """Train (resuming from ``checkpoint`` if given) and save ``<output_dir>/final``.
-
-    Returns:
-        The logged rows (one per step), the seconds spent in ``trainer.train``, and what ended
-        it: ``"max_steps"`` or ``"minutes"`` (the ``--minutes`` budget).
-
-    Raises:
-        KeyboardInterrupt: After saving the model so far to ``<output_dir>/interrupted``.
-    """
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
-
+def _grpo_trainer(cfg: TrainConfig, model: Any, tokenizer: Any, callbacks: list[Any]) -> Any:
+    """trl-env's GRPO trainer for the run (with ``credit="episode"``, no saved rollouts and
+    ``fast_paths="off"`` this is ``GRPOTrainer`` itself)."""
     from trl_env.trl._rewards import env_reward
     from trl_env.trl._rollout import make_rollout_func
     from trl_env.trl._tasks import make_dataset
-    from trl_env.trl.models import load_model_and_tokenizer
-    from trl_env.trl.training._callbacks import CsvLog, MetricsCallback, TimeBudget
-    from trl_env.trl.training._heldout import HeldOutEvalCallback
     from trl_env.trl.training._recording import RecordingGRPOTrainer
 
     output = Path(cfg.output_dir or ".")
-    name = _prepare_model(cfg, checkpoint is not None, say)
-    model, tokenizer = load_model_and_tokenizer(name, require_chat_template=True, log=say)
-    metrics = MetricsCallback(
-        CsvLog(output / "metrics.csv", keep_until_step=_step_of(checkpoint)), cfg.progress, started
-    )
-    # With credit="episode" and no saved rollouts this is GRPOTrainer itself.
-    trainer = RecordingGRPOTrainer(
+    return RecordingGRPOTrainer(
         model=model,
         reward_funcs=env_reward,
         args=_grpo_args(cfg),
@@ -251,12 +231,22 @@ def run_trainer(
             env_step_timeout=cfg.env_step_timeout,
         ),
         peft_config=_peft_config(cfg),
-        callbacks=[metrics],
+        callbacks=callbacks,
         credit=cfg.credit,
         gamma=cfg.gamma,
         fast_paths=cfg.fast_paths,
         save_rollouts_to=output if cfg.save_rollouts else None,
     )
+
+
+def _watch(trainer: Any, cfg: TrainConfig, started: float, say: Say) -> tuple[Any, Any]:
+    """Add the held-out evals and the time budget the run asks for; ``(evals, budget)``, each
+    None when off. transformers' printer and bar give way to the run's one line per step."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    from trl_env.trl.training._callbacks import TimeBudget
+    from trl_env.trl.training._heldout import HeldOutEvalCallback
+
     evals = None
     if cfg.eval_every:
         evals = HeldOutEvalCallback(
@@ -275,9 +265,17 @@ def run_trainer(
     if cfg.minutes is not None:  # warm start and RL together: the clock started with the run
         budget = TimeBudget(started + 60 * cfg.minutes, say)
         trainer.add_callback(budget)
-    # Our callback prints one compact line per step instead of transformers' dicts and bar.
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
+    return evals, budget
+
+
+def _train(trainer: Any, tokenizer: Any, checkpoint: str | None, output: Path, say: Say) -> float:
+    """``trainer.train()``; the seconds it took. Interrupted: the model so far is saved first.
+
+    Raises:
+        KeyboardInterrupt: After saving the model so far to ``<output_dir>/interrupted``.
+    """
     train_started = time.perf_counter()
     try:
         trainer.train(resume_from_checkpoint=checkpoint)
@@ -290,16 +288,47 @@ def run_trainer(
             f"continue from the last checkpoint with --output-dir {output} --resume"
         )
         raise
-    train_time = time.perf_counter() - train_started
+    return time.perf_counter() - train_started
+
+
+def _say_eval_cost(evals: Any, cfg: TrainConfig, train_time: float, say: Say) -> None:
+    if evals is None or not evals.history:
+        return
+    share = evals.seconds / train_time if train_time else 0.0
+    say(
+        f"held-out evals: {len(evals.history)} x {evals.episodes * len(cfg.env_ids)} "
+        f"episodes, {evals.seconds / len(evals.history):.1f} s each, {100 * share:.0f}% of "
+        "the training time" + (" (--eval-every larger or --eval-episodes smaller to cut it)"
+                               if share > 0.15 else "")
+    )  # fmt: skip
+
+
+def run_trainer(
+    cfg: TrainConfig, checkpoint: str | None, started: float, say: Say
+) -> tuple[list[dict[str, Any]], float, str]:
+    """Train (resuming from ``checkpoint`` if given) and save ``<output_dir>/final``.
+
+    Returns:
+        The logged rows (one per step), the seconds spent in ``trainer.train``, and what ended
+        it: ``"max_steps"`` or ``"minutes"`` (the ``--minutes`` budget).
+
+    Raises:
+        KeyboardInterrupt: After saving the model so far to ``<output_dir>/interrupted``.
+    """
+    from trl_env.trl.models import load_model_and_tokenizer
+    from trl_env.trl.training._callbacks import CsvLog, MetricsCallback
+
+    output = Path(cfg.output_dir or ".")
+    name = _prepare_model(cfg, checkpoint is not None, say)
+    model, tokenizer = load_model_and_tokenizer(name, require_chat_template=True, log=say)
+    metrics = MetricsCallback(
+        CsvLog(output / "metrics.csv", keep_until_step=_step_of(checkpoint)), cfg.progress, started
+    )
+    trainer = _grpo_trainer(cfg, model, tokenizer, [metrics])
+    evals, budget = _watch(trainer, cfg, started, say)
+    train_time = _train(trainer, tokenizer, checkpoint, output, say)
     trainer.save_model(str(output / "final"))
     tokenizer.save_pretrained(str(output / "final"))
-    if evals is not None and evals.history:
-        share = evals.seconds / train_time if train_time else 0.0
-        say(
-            f"held-out evals: {len(evals.history)} x {evals.episodes * len(cfg.env_ids)} "
-            f"episodes, {evals.seconds / len(evals.history):.1f} s each, {100 * share:.0f}% of "
-            "the training time" + (" (--eval-every larger or --eval-episodes smaller to cut it)"
-                                   if share > 0.15 else "")
-        )  # fmt: skip
+    _say_eval_cost(evals, cfg, train_time, say)
     stopped_by = "minutes" if budget is not None and budget.stopped_at is not None else "max_steps"
     return metrics.rows, train_time, stopped_by
