@@ -101,22 +101,22 @@ def test_one_shared_cast_is_bitwise_autocasts_casts(lora_model, monkeypatch) -> 
     """The fused layers cast a float32 input to bfloat16 once for all its readers; outputs and
     gradients are bitwise those of each layer casting its own (the gradients still reach the
     input in float32, one edge per reader)."""
-    from trl_env.trl.fast import _lora_addmm
+    from trl_env.trl.fast._input_cast import SharedInputCast
 
     model, _ = lora_model
     fuse_lora_additions(model)
     ids = torch.tensor([[5, 6, 7, 8, 9, 10], [11, 12, 13, 14, 15, 16]])
     calls = []
-    real_call = _lora_addmm._SharedInputCast.__call__
+    real_call = SharedInputCast.__call__
 
     def counting_call(self, x):
         calls.append(x.dtype)
         return real_call(self, x)
 
-    monkeypatch.setattr(_lora_addmm._SharedInputCast, "__call__", counting_call)
+    monkeypatch.setattr(SharedInputCast, "__call__", counting_call)
     shared, shared_grads = outputs_and_grads(model, ids, autocast=True)
     assert len(calls) == 2 * lora_layer_count(model)  # the shared cast ran: base and adapter
-    monkeypatch.setattr(_lora_addmm._SharedInputCast, "__call__", lambda self, x: x)
+    monkeypatch.setattr(SharedInputCast, "__call__", lambda self, x: x)
     own, own_grads = outputs_and_grads(model, ids, autocast=True)
     assert torch.equal(shared, own)
     for a, b in zip(shared_grads, own_grads, strict=True):

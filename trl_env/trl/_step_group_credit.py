@@ -84,21 +84,7 @@ def step_group_advantages(
         >>> step_group_advantages([[1.0, 1.0], [0.0, 0.0]], [["s0", "a"], ["s0", "b"]], 2)
         [[0.707..., 0.0], [-0.707..., 0.0]]
     """
-    if scale not in ("group", "batch", "none"):
-        raise ValueError(f"scale must be 'group', 'batch' or 'none', got {scale!r}")
-    if len(observations) != len(returns):
-        raise ValueError(
-            f"got observations for {len(observations)} episodes and returns for {len(returns)}"
-        )
-    if group_size < 1 or len(returns) % group_size:
-        raise ValueError(
-            f"{len(returns)} episodes do not make whole groups of {group_size} (num_generations)"
-        )
-    for index, (values, seen) in enumerate(zip(returns, observations, strict=True)):
-        if len(seen) > len(values):
-            raise ValueError(
-                f"episode {index} has {len(seen)} observations but {len(values)} returns-to-go"
-            )
+    _check_step_groups(returns, observations, group_size, scale)
     advantages = [[0.0] * len(values) for values in returns]
     for start in range(0, len(returns), group_size):
         members: dict[Hashable, list[tuple[int, int]]] = {}
@@ -117,6 +103,30 @@ def step_group_advantages(
             for (i, t), value in zip(turns, values, strict=True):
                 advantages[i][t] = (value - mean) / divisor
     return advantages
+
+
+def _check_step_groups(
+    returns: Sequence[Sequence[float]],
+    observations: Sequence[Sequence[Hashable]],
+    group_size: int,
+    scale: str,
+) -> None:
+    """The errors of :func:`step_group_advantages` (see its ``Raises``)."""
+    if scale not in ("group", "batch", "none"):
+        raise ValueError(f"scale must be 'group', 'batch' or 'none', got {scale!r}")
+    if len(observations) != len(returns):
+        raise ValueError(
+            f"got observations for {len(observations)} episodes and returns for {len(returns)}"
+        )
+    if group_size < 1 or len(returns) % group_size:
+        raise ValueError(
+            f"{len(returns)} episodes do not make whole groups of {group_size} (num_generations)"
+        )
+    for index, (values, seen) in enumerate(zip(returns, observations, strict=True)):
+        if len(seen) > len(values):
+            raise ValueError(
+                f"episode {index} has {len(seen)} observations but {len(values)} returns-to-go"
+            )
 
 
 def turn_observations(messages: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -54,11 +54,8 @@ from typing import Any
 
 import torch
 
-from trl_env.trl.fast._onednn_linear import (
-    PackedLinearForward,
-    onednn_packing_available,
-    shared_casts,
-)
+from trl_env.trl.fast._input_cast import SharedInputCast
+from trl_env.trl.fast._onednn_linear import PackedLinearForward, onednn_packing_available
 
 __all__ = ["FrozenBF16Weights"]
 
@@ -164,7 +161,7 @@ class FrozenBF16Weights:
     def __init__(self, *, merge_lora: bool = True, prepack: bool = True) -> None:
         self.merge_lora = merge_lora
         self.prepack = prepack
-        self._casts = shared_casts()  # one bf16 cast of an input read by several layers
+        self._casts = SharedInputCast()  # one bf16 cast of an input read by several layers
         # id(module) -> (the float32 weight, its version then, the adapters' state then, the
         # bfloat16 copy, its packed forward or None); the weight is held weakly and compared by
         # identity, so a reused id() or storage never matches.

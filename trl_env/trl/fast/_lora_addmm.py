@@ -39,51 +39,13 @@ does, so the gradients are summed in float32 as before: bitwise the same numbers
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import torch
 
-from trl_env.trl.fast._checks import bf16_autocast_active
+from trl_env.trl.fast._input_cast import SharedInputCast
 
 __all__ = ["fuse_lora_additions", "lora_addmm_refusal", "unfuse_lora_additions"]
-
-
-class _CastAlias(torch.autograd.Function):
-    """``cast`` (``x`` cast to bfloat16) as one reader's input: its gradient reaches ``x`` in
-    float32, as through autocast's own cast."""
-
-    @staticmethod
-    def forward(ctx: Any, x: torch.Tensor, cast: torch.Tensor) -> torch.Tensor:
-        ctx.dtype = x.dtype
-        return cast.view_as(cast)
-
-    @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
-        return grad.to(ctx.dtype), None
-
-
-class _SharedInputCast:
-    """The bfloat16 cast of the last float32 input under CPU bf16 autocast, for every layer that
-    reads it (compared by identity and in-place version)."""
-
-    def __init__(self) -> None:
-        self._input: weakref.ref[torch.Tensor] | None = None
-        self._version = -1
-        self._cast: torch.Tensor | None = None
-
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        if x.dtype != torch.float32 or not bf16_autocast_active(x.device.type):
-            return x
-        version = -1 if x.is_inference() else x._version
-        if self._input is None or self._input() is not x or self._version != version:
-            with torch.autocast(x.device.type, enabled=False):
-                cast = x.detach().to(torch.bfloat16)
-            self._input, self._version, self._cast = weakref.ref(x), version, cast
-        assert self._cast is not None
-        if torch.is_grad_enabled() and x.requires_grad:
-            return _CastAlias.apply(x, self._cast)
-        return self._cast
 
 
 def _plain(lora: Any) -> bool:
@@ -105,7 +67,7 @@ def _plain(lora: Any) -> bool:
     return True
 
 
-def _fused_forward(lora: Any, shared_cast: _SharedInputCast) -> Any:
+def _fused_forward(lora: Any, shared_cast: SharedInputCast) -> Any:
     """``lora``'s forward with each adapter term added by one ``addmm`` (peft's otherwise)."""
     peft_forward = type(lora).forward
 
@@ -143,7 +105,7 @@ def fuse_lora_additions(model: torch.nn.Module) -> int:
         from peft.tuners.lora.layer import Linear as LoraLinear
     except ImportError:  # peft is optional
         return 0
-    changed, shared_cast = 0, _SharedInputCast()
+    changed, shared_cast = 0, SharedInputCast()
     for module in model.modules():
         if type(module) is LoraLinear and "forward" not in module.__dict__ and _plain(module):
             module.forward = _fused_forward(module, shared_cast)

@@ -30,7 +30,9 @@ import functools
 
 import torch
 
-__all__ = ["PackedLinearForward", "onednn_packing_available", "shared_casts"]
+from trl_env.trl.fast._input_cast import SharedInputCast
+
+__all__ = ["PackedLinearForward", "onednn_packing_available"]
 
 
 @functools.cache
@@ -56,36 +58,14 @@ def onednn_packing_available() -> bool:
         return False
 
 
-class _LastCast:
-    """The bfloat16 cast of the last input seen: the query, key and value projections (and the
-    MLP's gate and up projections) read the same float32 activation, cast once instead of three
-    (two) times. Compared by identity and in-place version, so a new or edited input is cast."""
-
-    def __init__(self) -> None:
-        self._input: torch.Tensor | None = None
-        self._version = -1
-        self._cast: torch.Tensor | None = None
-
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        # Inference tensors have no version counter (an in-place edit under inference_mode would
-        # go unseen; generation runs under no_grad).
-        version = -1 if x.is_inference() else x._version
-        if self._input is not x or self._version != version or self._cast is None:
-            self._input, self._version, self._cast = x, version, x.to(torch.bfloat16)
-        return self._cast
-
-    def clear(self) -> None:
-        self._input = self._cast = None
-
-
 class PackedLinearForward:
     """``F.linear(x, weight, bias)`` as bfloat16 autocast runs it, with ``weight`` packed once.
 
     Args:
         weight: The frozen bfloat16 weight (``[out, in]``).
         bias: Its bfloat16 bias, or None.
-        casts: Shared by layers that may read the same float32 input (see ``_LastCast``); None:
-            each call casts its own.
+        casts: Shared by layers that may read the same float32 input (a
+            :class:`~trl_env.trl.fast._input_cast.SharedInputCast`); None: each call casts its own.
 
     Example:
         >>> weight = torch.randn(4, 3).to(torch.bfloat16)
@@ -96,7 +76,7 @@ class PackedLinearForward:
     """
 
     def __init__(
-        self, weight: torch.Tensor, bias: torch.Tensor | None, casts: _LastCast | None = None
+        self, weight: torch.Tensor, bias: torch.Tensor | None, casts: SharedInputCast | None = None
     ) -> None:
         self.packed = torch.ops.mkldnn._reorder_linear_weight(weight.detach())
         self.bias = None if bias is None else bias.detach().to(torch.bfloat16)
@@ -104,13 +84,9 @@ class PackedLinearForward:
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         if x.dtype != torch.bfloat16:  # what autocast does to a linear layer's input
-            x = self.casts(x) if self.casts is not None else x.to(torch.bfloat16)
+            x = self.casts(x) if self.casts is not None else x
+            if x.dtype != torch.bfloat16:  # no autocast around the call, or not float32
+                x = x.to(torch.bfloat16)
         return torch.ops.mkldnn._linear_pointwise(
             x.contiguous(), self.packed, self.bias, "none", [], ""
         )
-
-
-def shared_casts() -> _LastCast:
-    """A cast cache for :class:`PackedLinearForward` s that may read the same input in a row;
-    call its ``clear()`` when done (it holds the last input and its cast)."""
-    return _LastCast()
