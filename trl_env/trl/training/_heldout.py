@@ -248,7 +248,7 @@ class HeldOutEvalCallback(TrainerCallback):
         return metrics
 
     def _play(self) -> tuple[list[Episode], list[Episode]]:
-        from trl_env.trl._rollout import EnvRollout, play_episodes
+        from trl_env.trl._rollout import EnvRollout
 
         trainer = self.trainer
         tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
@@ -280,29 +280,35 @@ class HeldOutEvalCallback(TrainerCallback):
         model.eval()
         # The model as trl-env eval loads it: without the training fast paths that change it.
         removed = getattr(trainer, "fast_paths_removed", contextlib.nullcontext)
-        with removed():
-            try:
-                runs = [(tasks, 0.0)]
-                if self.samples:
-                    runs.append(
-                        ([t for t in tasks for _ in range(self.samples)], self.sample_temperature)
-                    )
-                played = []
-                for batch_tasks, temperature in runs:
-                    generator = _generator(trainer, temperature)
-                    episodes: list[Episode] = []
-                    # Sampling draws from torch's generator: on a forked copy, seeded by the eval
-                    # seed, so that evals neither change training nor depend on when they ran.
-                    with _own_random_stream(self.seed):
-                        for start in range(0, len(batch_tasks), _BATCH):
-                            episodes += play_episodes(
-                                batch_tasks[start : start + _BATCH], generator, processor, config,
-                                max_completion_length=budget,
-                            )  # fmt: skip
-                    generator.clear_cache()
-                    played.append(episodes)
-            finally:
-                model.train(was_training)
+        try:
+            with removed():
+                return self._play_runs(tasks, processor, config, budget)
+        finally:
+            model.train(was_training)
+
+    def _play_runs(
+        self, tasks: list[Task], processor: Any, config: Any, budget: int
+    ) -> tuple[list[Episode], list[Episode]]:
+        """The greedy episodes, and with ``samples`` the sampled ones (else ``[]``)."""
+        from trl_env.trl._rollout import play_episodes
+
+        runs = [(tasks, 0.0)]
+        if self.samples:
+            runs.append(([t for t in tasks for _ in range(self.samples)], self.sample_temperature))
+        played = []
+        for batch_tasks, temperature in runs:
+            generator = _generator(self.trainer, temperature)
+            episodes: list[Episode] = []
+            # Sampling draws from torch's generator: on a forked copy, seeded by the eval
+            # seed, so that evals neither change training nor depend on when they ran.
+            with _own_random_stream(self.seed):
+                for start in range(0, len(batch_tasks), _BATCH):
+                    episodes += play_episodes(
+                        batch_tasks[start : start + _BATCH], generator, processor, config,
+                        max_completion_length=budget,
+                    )  # fmt: skip
+            generator.clear_cache()
+            played.append(episodes)
         return played[0], played[1] if self.samples else []
 
 
