@@ -1,6 +1,5 @@
 """bfloat16 on CPUs: whether it pays here (:func:`default_bf16`, the default of ``trl-env train``
-and ``trl-env sft`` for a real model), and whether bfloat16 autocast is on
-(:func:`bf16_autocast_active`).
+and ``trl-env sft`` for a real model).
 
 The bfloat16 fast paths of generation and training (frozen bfloat16 weight copies, LoRA layers
 without redundant casts) live in :mod:`trl_env.trl.fast`.
@@ -10,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["bf16_autocast_active", "default_bf16"]
+__all__ = ["default_bf16"]
 
 
 def default_bf16() -> bool:
@@ -25,18 +24,3 @@ def default_bf16() -> bool:
     from trl_env._machine import cpu_has_bf16_units
 
     return cpu_has_bf16_units()
-
-
-def bf16_autocast_active(device_type: str = "cpu") -> bool:
-    """Whether bfloat16 autocast is on for ``device_type`` here.
-
-    Example:
-        >>> with torch.autocast("cpu", dtype=torch.bfloat16):
-        ...     bf16_autocast_active()
-        True
-        >>> bf16_autocast_active()
-        False
-    """
-    return torch.is_autocast_enabled(device_type) and (
-        torch.get_autocast_dtype(device_type) == torch.bfloat16
-    )
