@@ -120,7 +120,10 @@ def returns_to_go(
 
 
 def normalize_returns(
-    returns: Sequence[Sequence[float]], group_size: int, scale: str = "group"
+    returns: Sequence[Sequence[float]],
+    group_size: int,
+    scale: str = "group",
+    roles: Sequence[int] | None = None,
 ) -> list[list[float]]:
     """Normalize each turn's return-to-go within its group, each episode weighted once.
 
@@ -132,10 +135,14 @@ def normalize_returns(
         group_size: Episodes per group (``num_generations``).
         scale: ``"group"``: divide by the group's std; ``"batch"``: by the std of all episodes
             around the batch mean; ``"none"``: do not divide (``GRPOConfig.scale_rewards``).
+        roles: Per episode, its role in a two-player game (0: moved first, 1: moved second):
+            each role of a group is normalized on its own, with its own mean and std (with
+            ``"batch"``, the std of that role's episodes in the batch), so the first and the
+            second player each get their own baseline. ``None``: one role.
 
     Returns:
         The advantages, in the shape of ``returns``. Groups of one episode get 0 (no baseline),
-        like TRL's.
+        like TRL's; so does a role that has one episode in its group.
 
     Raises:
         ValueError: ``len(returns)`` is not a multiple of ``group_size``, an episode has no value,
@@ -145,7 +152,12 @@ def normalize_returns(
         >>> # Terminal reward only, gamma 1: exactly GRPO's advantages, on every turn.
         >>> normalize_returns([[1.0, 1.0, 1.0], [0.0, 0.0]], group_size=2)
         [[0.707..., 0.707..., 0.707...], [-0.707..., -0.707...]]
+        >>> # Self-play: the first movers (role 0) won 1 and 0, the second movers lost.
+        >>> normalize_returns([[1.0], [-1.0], [0.0], [0.0]], group_size=4, roles=[0, 1, 0, 1])
+        [[0.707...], [-0.707...], [-0.707...], [0.707...]]
     """
+    if roles is not None:
+        return _normalize_per_role(returns, group_size, scale, roles)
     if scale not in ("group", "batch", "none"):
         raise ValueError(f"scale must be 'group', 'batch' or 'none', got {scale!r}")
     if group_size < 1 or len(returns) % group_size:
@@ -169,6 +181,33 @@ def normalize_returns(
         for episode in group:
             centred = [value - mean for value in episode]
             advantages.append(centred if std is None else [c / (std + _EPS) for c in centred])
+    return advantages
+
+
+def _normalize_per_role(
+    returns: Sequence[Sequence[float]], group_size: int, scale: str, roles: Sequence[int]
+) -> list[list[float]]:
+    """:func:`normalize_returns` of each role of each group on its own (same checks)."""
+    if len(roles) != len(returns):
+        raise ValueError(f"got roles for {len(roles)} episodes, returns for {len(returns)}")
+    normalize_returns(returns, group_size, scale)  # the same checks, on the whole batch
+    advantages: list[list[float]] = [[0.0] * len(episode) for episode in returns]
+    for role in sorted(set(roles)):
+        mine = [i for i, r in enumerate(roles) if r == role]
+        batch_std = 0.0
+        if scale == "batch":
+            played = [returns[i] for i in mine]
+            batch_std = _weighted_std(played, _weighted_mean(played))
+        for start in range(0, len(returns), group_size):
+            members = [i for i in mine if start <= i < start + group_size]
+            if len(members) < 2:  # no baseline for a lone episode: 0, as for a group of one
+                continue
+            group = [returns[i] for i in members]
+            mean = _weighted_mean(group)
+            std = {"group": _weighted_std(group, mean), "batch": batch_std}.get(scale)
+            for i in members:
+                centred = [value - mean for value in returns[i]]
+                advantages[i] = centred if std is None else [c / (std + _EPS) for c in centred]
     return advantages
 
 
@@ -208,6 +247,8 @@ def turn_advantages(
     gather: Callable[[list[Any]], list[Any]] | None = None,
     offset: int = 0,
     observations: Sequence[Sequence[Hashable]] | None = None,
+    roles: Sequence[int] | None = None,
+    episode_returns: Sequence[float] | None = None,
 ) -> torch.Tensor:
     """Token-level advantages of a batch: each model turn's normalized return-to-go (``credit=
     "turn"``), plus, given ``observations``, its step-group term (``credit="step-group"``).
@@ -231,6 +272,12 @@ def turn_advantages(
         observations: For step-group credit, per episode of this process, the observation of
             each model turn (at least one per model turn; extra ones, such as the env's message
             after the last turn, are ignored): :func:`step_group_advantages` is added.
+        roles: Per episode of this process, its role in a two-player game (0: moved first, 1:
+            moved second): each role is normalized on its own in its group (see
+            :func:`normalize_returns`).
+        episode_returns: Per episode of this process, its return: episode credit (every turn
+            of an episode gets its normalized return, GRPO's advantage) instead of per-turn
+            returns-to-go; for self-play, whose per-role baselines TRL's own advantages lack.
 
     Returns:
         A float ``(B, T)`` tensor on ``loss_mask``'s device: each token of model turn ``t`` of
@@ -265,9 +312,17 @@ def turn_advantages(
                 f"{len(rewards)} step rewards: turn-level credit needs one reward per model turn "
                 "and env tokens (env_mask 0) between turns"
             )
-        local.append(returns_to_go(rewards, gamma, turns=max(len(turns), 1)))
+        if episode_returns is not None:
+            local.append([float(episode_returns[index])] * max(len(turns), 1))
+        else:
+            local.append(returns_to_go(rewards, gamma, turns=max(len(turns), 1)))
     everyone = gather(local) if gather is not None else local
-    normalized = normalize_returns(everyone, num_generations, scale_rewards)
+    all_roles = None
+    if roles is not None:
+        if len(roles) != len(rows):
+            raise ValueError(f"got roles for {len(roles)} episodes, {len(rows)} rows")
+        all_roles = gather([int(r) for r in roles]) if gather is not None else list(roles)
+    normalized = normalize_returns(everyone, num_generations, scale_rewards, all_roles)
     if observations is not None:
         if len(observations) != len(rows):
             raise ValueError(f"got observations for {len(observations)} episodes, {len(rows)} rows")
@@ -368,7 +423,13 @@ class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
         self, inputs: list[dict[str, Any]]
     ) -> dict[str, torch.Tensor | Any]:
         output = super()._generate_and_score_completions(inputs)
-        if self.credit == "episode":
+        # Self-play: each role (first or second mover) gets its own baseline in its group.
+        roles = (
+            [int(row["episode_role"]) for row in inputs]
+            if inputs and "episode_role" in inputs[0]
+            else None
+        )
+        if self.credit == "episode" and roles is None:
             return output
         # TRL merges the rollout's extra columns into `inputs` (for the reward functions).
         if not inputs or "step_rewards" not in inputs[0]:
@@ -407,6 +468,12 @@ class TurnCreditGRPOTrainer(ModelTokenScoring, GRPOTrainer):
             gather=gather_object,
             offset=self.accelerator.process_index * len(inputs),
             observations=observations,
+            roles=roles,
+            episode_returns=(
+                [float(row["episode_return"]) for row in inputs]
+                if self.credit == "episode"
+                else None
+            ),
         )
         return output
 
