@@ -12,7 +12,7 @@ import torch
 
 import trl_env  # noqa: F401 (registers the envs)
 from trl_env.error import UsageError
-from trl_env.trl import ChatTemplateProcessor, make_dataset, make_rollout_func
+from trl_env.trl import make_dataset, make_rollout_func
 from trl_env.trl._credit import normalize_returns, turn_advantages
 from trl_env.trl.models import build_tiny_tokenizer
 
@@ -104,9 +104,11 @@ def test_self_play_one_call_per_round_both_seats_token_exact(tokenizer) -> None:
         assert output["env_mask"][row] == mask
         assert output["logprobs"][row] == [-0.25 if m else 0.0 for m in mask]
     # The model's input of each call is that seat's stream so far.
-    assert generator.calls[2][0] == output["prompt_ids"][0] + output["completion_ids"][0][
-        : len(generator.calls[2][0]) - len(output["prompt_ids"][0])
-    ]
+    assert (
+        generator.calls[2][0]
+        == output["prompt_ids"][0]
+        + output["completion_ids"][0][: len(generator.calls[2][0]) - len(output["prompt_ids"][0])]
+    )
     logged = dict(trainer.logged)
     assert logged["seats/first_mover_score"] == 1.0 and logged["seats/second_mover_score"] == 0.0
 
@@ -129,7 +131,7 @@ def test_a_fixed_opponent_plays_the_other_seat_and_seats_alternate(tokenizer) ->
 
 def test_self_play_refuses_one_player_envs_and_unpaired_batches(tokenizer) -> None:
     rollout = make_rollout_func(generator=BoardReader(tokenizer), self_play=True)
-    with pytest.raises(UsageError, match="two-player envs.*TextWordle-v0 is a one-player"):
+    with pytest.raises(UsageError, match=r"two-player envs.*TextWordle-v0 is a one-player"):
         rollout(prompts("TextWordle-v0", tasks=1, copies=2), trainer_for(tokenizer))
     with pytest.raises(UsageError, match="does not pair up: use an even num_generations"):
         rollout(prompts(tasks=1, copies=3), trainer_for(tokenizer))
@@ -198,3 +200,82 @@ def test_scripted_games_are_unchanged_by_the_zero_sum_option() -> None:
             moves = [e for e in transcript if e["role"] == "agent"]
             assert moves and len(rewards) == len(rewards2)
             assert rewards2[-1] - rewards[-1] == {"win": 0.0, "draw": -0.5, "loss": -1.0}[result]
+
+
+def test_train_self_play_with_a_pool_lora_saved_rollouts_replay_and_resume(
+    tiny_model_dir: str, tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from trl_env._rollout_records import read_rollouts
+    from trl_env.cli import main
+
+    out = tmp_path / "run"
+    argv = ["train", "TextTicTacToe-v0", "--model", tiny_model_dir, "--lora", "--self-play"]
+    argv += ["--opponent", "pool", "--opponent-refresh-steps", "1", "--opponent-pool-size", "2"]
+    argv += ["--max-steps", "2", "--num-generations", "4", "--batch-size", "8", "--num-tasks", "8"]
+    argv += ["--max-new-tokens-per-turn", "4", "--max-completion-length", "128"]
+    argv += ["--warm-start", "none", "--eval-every", "0", "--save-steps", "1", "--no-progress"]
+    argv += ["--no-plot", "--threads", "1", "--out", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    # The pool: a snapshot (a LoRA adapter) at steps 0 and 1, the last 2 kept.
+    pool = sorted(p.name for p in (out / "opponent_pool").iterdir())
+    assert pool == ["step-0", "step-1"]
+    assert (out / "opponent_pool" / "step-1" / "adapter_config.json").is_file()
+    records = read_rollouts(out, step=2)
+    assert len(records) == 8
+    assert [r["seat"]["role"] for r in records] == [0, 1] * 4
+    assert {r["seat"]["opponent"] for r in records} <= {"pool:step-0", "pool:step-1"}
+    assert all(r["seat"]["result"] in ("win", "draw", "loss") for r in records)
+    metrics = (out / "metrics.csv").read_text()
+    assert "seats/first_mover_score" in metrics
+    # replay shows the seat of each episode.
+    assert main(["replay", str(out), "--step", "2", "--limit", "2"]) == 0
+    shown = capsys.readouterr().out
+    assert "seat X (first mover) of game 0" in shown and "seat O (second mover) of game 1" in shown
+    assert "opponent pool:step-" in shown
+    # --rescore skips seats (their rewards depend on the other seat's moves) and says so.
+    assert main(["replay", str(out), "--rescore"]) == 0
+    assert "skipped" in capsys.readouterr().out
+    # Resume finds the pool again and goes on.
+    assert main([*argv[:argv.index("--max-steps") + 1], "3", *argv[argv.index("--max-steps") + 2:],
+                 "--resume"]) == 0  # fmt: skip
+    capsys.readouterr()
+    pool = sorted(p.name for p in (out / "opponent_pool").iterdir())
+    assert pool == ["step-1", "step-2"]
+    record = json.loads((out / "run.json").read_text())
+    assert record["steps"] == 3
+
+
+def test_train_self_play_pairs_the_seats_of_each_game(
+    tiny_model_dir: str, tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trl_env._rollout_records import read_rollouts
+    from trl_env.cli import main
+
+    out = tmp_path / "run"
+    argv = ["train", "TextTicTacToe-v0", "--model", tiny_model_dir, "--self-play", "--credit"]
+    argv += ["turn", "--max-steps", "1", "--num-generations", "4", "--batch-size", "8"]
+    argv += ["--num-tasks", "8", "--max-new-tokens-per-turn", "4", "--max-completion-length"]
+    argv += ["256", "--warm-start", "none", "--eval-every", "0", "--no-progress", "--no-plot"]
+    assert main([*argv, "--threads", "1", "--out", str(out)]) == 0
+    capsys.readouterr()
+    records = read_rollouts(out, step=1)
+    outcome = {"win": "loss", "loss": "win", "draw": "draw"}
+    for first, second in zip(records[::2], records[1::2], strict=True):
+        assert first["seat"]["game"] == second["seat"]["game"]
+        assert (first["seat"]["role"], second["seat"]["role"]) == (0, 1)
+        assert first["seat"]["opponent"] == "self"
+        assert outcome[first["seat"]["result"]] == second["seat"]["result"]
+        assert first["seed"] == second["seed"] and first["group"] == second["group"]
+
+
+def test_train_self_play_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    from trl_env.cli import main
+
+    assert main(["train", "TextWordle-v0", "--self-play", "--max-steps", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "TextWordle-v0 is a one-player env" in err and "TextTicTacToe-v0" in err
+    assert main(["train", "TextTicTacToe-v0", "--opponent", "pool", "--num-generations", "2"]) == 2
+    assert "even num_generations of at least 4" in capsys.readouterr().err
