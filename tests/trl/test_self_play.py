@@ -258,9 +258,15 @@ def test_train_self_play_pairs_the_seats_of_each_game(
     argv = ["train", "TextTicTacToe-v0", "--model", tiny_model_dir, "--self-play", "--credit"]
     argv += ["turn", "--max-steps", "1", "--num-generations", "4", "--batch-size", "8"]
     argv += ["--num-tasks", "8", "--max-new-tokens-per-turn", "4", "--max-completion-length"]
-    argv += ["256", "--warm-start", "none", "--eval-every", "0", "--no-progress", "--no-plot"]
-    assert main([*argv, "--threads", "1", "--out", str(out)]) == 0
+    argv += ["256", "--warm-start", "none", "--eval-every", "1", "--eval-episodes", "2"]
+    assert main([*argv, "--no-progress", "--no-plot", "--threads", "1", "--out", str(out)]) == 0
     capsys.readouterr()
+    # The held-out evals ran (against the env's own opponent), before and after the step.
+    import csv
+
+    with (out / "metrics.csv").open(newline="") as handle:
+        rows = [row for row in csv.DictReader(handle) if row.get("eval_success_rate")]
+    assert [int(float(row["step"])) for row in rows] == [0, 1]
     records = read_rollouts(out, step=1)
     outcome = {"win": "loss", "loss": "win", "draw": "draw"}
     for first, second in zip(records[::2], records[1::2], strict=True):
