@@ -7,8 +7,11 @@
 * The per-seed table of ``docs/learning.md`` gives each seed's figures from the same file.
 * The results file is consistent with itself: each seed's first- and last-10 means are those of
   its per-step rewards, and the summary is the min, max and mean of the seeds' figures.
-* The real-model figures of the README are those of their ``result.json`` files.
-* Every ``benchmarks/results/...`` path that the README or ``docs/learning.md`` cites exists.
+* The real-model figures of the README are those of their ``result.json`` files; where it says one
+  95% interval lies above others, the Wilson intervals are recomputed from the counts.
+* Every ``benchmarks/results/...`` path that a page stating figures cites exists (``FIGURE_PAGES``:
+  these two, and docs/multiturn.md, docs/real_models.md and docs/cli.md, whose figures
+  tests/test_doc_figures.py checks one by one with the helpers below).
 
 No training runs here: it reads files only.
 """
@@ -27,6 +30,15 @@ from trl_env._summary import wilson_interval
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 LEARNING = ROOT / "docs" / "learning.md"
+# The pages that state figures of committed results (docs/multiturn.md, docs/real_models.md and
+# docs/cli.md are checked figure by figure in tests/test_doc_figures.py).
+FIGURE_PAGES = (
+    "README.md",
+    "docs/learning.md",
+    "docs/multiturn.md",
+    "docs/real_models.md",
+    "docs/cli.md",
+)
 DEFAULT_RUN = "benchmarks/results/learning_curve/default_run.json"
 MARKER = re.compile(r"<!--\s*figures:\s*(?P<path>\S+)\s*-->")
 DASH = "\u2013"  # en dash between the min and the max of a range
@@ -89,6 +101,28 @@ def range_cell(values: list[float], fmt: str) -> str:
         unit = fmt[fmt.index("}") + 1 :]
         return f"{low.removesuffix(unit)}{DASH}{high}" if low != high else high
     return f"{low}{DASH}{high}" if low != high else high
+
+
+def fraction(block: dict[str, Any]) -> str:
+    """An evaluation's successes as printed: ``38/256``."""
+    return f"{round(block['success_rate'] * block['episodes'])}/{block['episodes']}"
+
+
+def interval(block: dict[str, Any]) -> tuple[float, float]:
+    """An evaluation's 95% Wilson interval, recomputed from its counts; the stored one must be it
+    (the files keep 4 decimals)."""
+    wins = round(block["success_rate"] * block["episodes"])
+    low, high = wilson_interval(wins, block["episodes"])
+    assert block["success_ci"] == pytest.approx([low, high], abs=1e-4)
+    if "success_ci_low" in block:  # newer files also keep the bounds on their own
+        assert [block["success_ci_low"], block["success_ci_high"]] == block["success_ci"]
+    return low, high
+
+
+def ci(block: dict[str, Any]) -> str:
+    """An evaluation's interval as printed: ``[0.110, 0.197]``."""
+    low, high = interval(block)
+    return f"[{low:.3f}, {high:.3f}]"
 
 
 @pytest.fixture(scope="module")
@@ -168,24 +202,6 @@ def test_readme_real_model_figures_match_results() -> None:
     one_turn = load("benchmarks/results/real_model_learning/TextLargestNumber-v0/result.json")
     before, after = one_turn["before"], one_turn["after"]
 
-    def fraction(block: dict[str, Any]) -> str:
-        return f"{round(block['success_rate'] * block['episodes'])}/{block['episodes']}"
-
-    def interval(block: dict[str, Any]) -> tuple[float, float]:
-        """The 95% Wilson interval, recomputed from the counts; the stored one must be it (the
-        file keeps 4 decimals)."""
-        wins = round(block["success_rate"] * block["episodes"])
-        low, high = wilson_interval(wins, block["episodes"])
-        assert block["success_ci"] == pytest.approx([low, high], abs=1e-4)
-        if "success_ci_low" in block:  # newer files also keep the bounds on their own
-            assert [block["success_ci_low"], block["success_ci_high"]] == block["success_ci"]
-        return low, high
-
-    def ci(block: dict[str, Any]) -> str:
-        """The interval as printed."""
-        low, high = interval(block)
-        return f"[{low:.3f}, {high:.3f}]"
-
     expected = (
         f"from {fraction(before)} (95% CI {ci(before)}) to {fraction(after)} (CI {ci(after)}) "
         f"in {one_turn['steps']} steps ({one_turn['train_s'] / 60:.0f} minutes"
@@ -234,9 +250,21 @@ def test_readme_real_model_figures_match_results() -> None:
     assert speedup and f"{speedup[1]}x faster over 6 Wordle turns" in text
 
 
-def test_cited_results_paths_exist() -> None:
-    for page in (README, LEARNING):
-        cited = re.findall(r"benchmarks/results/[\w./-]*\w", page.read_text("utf-8"))
-        assert cited, f"{page.name} cites no results file"
-        missing = [path for path in cited if not (ROOT / path).exists()]
-        assert not missing, f"{page.name} cites missing results: {missing}"
+def cited_results(text: str) -> list[str]:
+    """The ``benchmarks/results/...`` paths a page cites, ``{a,b}`` alternatives expanded."""
+    paths = []
+    for cited in re.findall(r"benchmarks/results/[\w.{},/-]*[\w}]", text):
+        if m := re.search(r"\{([^}]*)\}", cited):
+            alternatives = m[1].split(",")
+            paths += [cited[: m.start()] + a + cited[m.end() :] for a in alternatives]
+        else:
+            paths.append(cited)
+    return paths
+
+
+@pytest.mark.parametrize("page", FIGURE_PAGES)
+def test_cited_results_paths_exist(page: str) -> None:
+    cited = cited_results((ROOT / page).read_text("utf-8"))
+    assert cited, f"{page} cites no results file"
+    missing = [path for path in cited if not (ROOT / path).exists()]
+    assert not missing, f"{page} cites missing results: {missing}"

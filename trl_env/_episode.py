@@ -126,6 +126,11 @@ class Episode:
     completion_ids: list[int] = field(default_factory=list)
     env_mask: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
+    seat: dict[str, Any] | None = None
+    """For one seat of a two-player game played from outside (self-play, head-to-head): ``role``
+    (0: moved first, 1: moved second), ``seat`` (the seat's name), ``result`` (``"win"``,
+    ``"draw"``, ``"loss"`` or ``None``), ``opponent`` (who played the other seat) and ``game``
+    (the game's index in its batch: a self-play game's two seats share it); ``None`` otherwise."""
 
     @property
     def env_id(self) -> str:

@@ -267,6 +267,13 @@ def _header(record: Mapping[str, Any]) -> list[str]:
             f"completion ({tokens.get('model', 0)} model, {tokens.get('env', 0)} env)"
         )
     lines = [first, second]
+    seat = record.get("seat")
+    if seat:
+        lines.append(
+            f"seat {seat.get('seat')} ({'first' if seat.get('role') == 0 else 'second'} mover) "
+            f"of game {seat.get('game')} | result {seat.get('result')} | opponent "
+            f"{seat.get('opponent')}"
+        )
     if record.get("env_kwargs"):
         lines.append(f"env kwargs: {json.dumps(record['env_kwargs'], sort_keys=True)}")
     if record.get("error"):

@@ -198,7 +198,8 @@ def rescore(
     ID and kwargs, reused), reset with the episode's seed. It matches when every step's reward is
     the same (within :data:`TOLERANCE`) and the env ends the episode (terminated or truncated) at
     the same step as it did (``ended_by`` ``"terminated"`` or ``"truncated"``). An episode that
-    ended with an env error is skipped: it is not comparable.
+    ended with an env error is skipped: it is not comparable; so is a seat of a two-player game
+    (self-play, an opponent), whose rewards depend on the other seat's moves too.
 
     Args:
         records: Saved records (:func:`trl_env._replay.select_episodes`, or
@@ -224,7 +225,9 @@ def rescore(
         for record in records:
             report.episodes += 1
             steps.add(int(record.get("step", 0)))
-            if record.get("error"):
+            # A seat of a two-player game: its rewards depend on the other seat's moves, which
+            # its own actions do not replay.
+            if record.get("error") or record.get("seat"):
                 report.skipped += 1
                 continue
             env_id = str(record["env_id"])

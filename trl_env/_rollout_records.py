@@ -129,6 +129,7 @@ def episode_record(
             "env": len(episode.completion_ids) - model_tokens,
         },
         "advantage": advantage,
+        **({"seat": dict(episode.seat)} if episode.seat is not None else {}),
     }
 
 
@@ -194,7 +195,10 @@ def read_rollouts(run_dir: str | os.PathLike[str], step: int | None = None) -> l
     * ``episode_return``, ``success``, ``turns``, ``ended_by``, ``error``;
     * ``tokens``: ``prompt``, ``completion``, ``model`` (sampled) and ``env`` token counts;
     * ``advantage``: what the trainer gave the episode: one number (``credit="episode"``) or one per
-      model turn (``credit="turn"``).
+      model turn (``credit="turn"``);
+    * ``seat`` (self-play and opponent runs only): ``role`` (0: moved first, 1: second), ``seat``
+      (its name, such as ``"X"``), ``result``, ``opponent`` and ``game`` (the two seats of one
+      self-play game share their step, group and game).
 
     Raises:
         trl_env.error.UsageError: The run saved no rollouts, or none for ``step``.

@@ -20,8 +20,9 @@ The rules of a seat, the same for every game and both seats:
 * a seat whose policy stops (no reply, an error, its token budget spent) or that reaches
   ``max_turns`` replies forfeits: it loses, the other seat wins;
 * at the end each seat gets its result (``"win"``, ``"draw"``, ``"loss"``) and its reward
-  (``game.result_reward(result)``, added to the reward of its last reply), and a last
-  observation saying how the game ended.
+  (``game.result_reward(result)``, or with ``zero_sum`` :func:`zero_sum_reward`: +1, -1 and the
+  game's draw on that scale; added to the reward of its last reply), and a last observation
+  saying how the game ended.
 """
 
 from __future__ import annotations
@@ -43,10 +44,28 @@ __all__ = [
     "finish_seats",
     "play_matches",
     "play_seat_turns",
+    "zero_sum_reward",
 ]
 
 MAX_INVALID_IN_A_ROW = 3
 """Invalid replies in a row after which a seat played by a policy forfeits the game."""
+
+
+def zero_sum_reward(game: Any, result: str) -> float:
+    """A result's reward on the zero-sum scale of self-play: +1 for a win, -1 for a loss, and a
+    draw where the game puts it between the two (tic-tac-toe's 0.5 on its 0..1 scale is 0).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import trl_env
+        >>> game = gym.make("TextTicTacToe-v0").unwrapped
+        >>> [zero_sum_reward(game, result) for result in ("win", "draw", "loss")]
+        [1.0, 0.0, -1.0]
+    """
+    win, loss = float(game.result_reward("win")), float(game.result_reward("loss"))
+    if win <= loss:
+        raise ValueError(f"the game's win reward ({win}) is not above its loss reward ({loss})")
+    return -1.0 + 2.0 * (float(game.result_reward(result)) - loss) / (win - loss)
 
 
 @dataclass(eq=False)
@@ -63,12 +82,15 @@ class SeatPlayer:
         result: ``"win"``, ``"draw"`` or ``"loss"`` once the game is over (``None`` before, or
             after a game error).
         error: What went wrong when the game itself failed.
+        zero_sum: Score the result with :func:`zero_sum_reward` instead of the game's own
+            ``result_reward`` (self-play's returns).
     """
 
     env: gym.Env[str, str]
     seat: int
     policy: Policy
     episode: Episode
+    zero_sum: bool = False
     result: str | None = None
     error: str | None = None
     observation: str = ""
@@ -146,7 +168,10 @@ class SeatPlayer:
         self.finished = True
         text = self.game.seat_observation(self.seat)
         self.result = self.game.seat_result(self.seat)
-        final = float(self.game.result_reward(self.result)) if self.result else 0.0
+        final = 0.0
+        if self.result is not None:
+            final = (zero_sum_reward(self.game, self.result) if self.zero_sum
+                     else float(self.game.result_reward(self.result)))  # fmt: skip
         if self.episode.rewards:
             self.episode.rewards[-1] += final  # the result is the return of its last reply
         else:
@@ -271,6 +296,7 @@ def play_matches(
     max_turns: int | None = None,
     max_invalid: int = MAX_INVALID_IN_A_ROW,
     record_transcripts: bool = True,
+    zero_sum: bool = False,
 ) -> list[Match]:
     """Play one game per env, all together, every seat played from outside by a policy.
 
@@ -287,6 +313,7 @@ def play_matches(
         max_turns: Replies per seat after which it forfeits (``None``: no limit).
         max_invalid: Invalid replies in a row after which a seat forfeits.
         record_transcripts: Keep each seat's transcript.
+        zero_sum: Score results +1/-1 (:func:`zero_sum_reward`) instead of the game's rewards.
 
     Returns:
         The matches, in the order of ``envs``.
@@ -302,7 +329,8 @@ def play_matches(
             error, first_seat = f"{type(exc).__name__}: {exc}", 0
         players = [
             SeatPlayer(env, seat, first if seat == first_seat else second,
-                       Episode(task, transcript=[] if record_transcripts else None))
+                       Episode(task, transcript=[] if record_transcripts else None),
+                       zero_sum=zero_sum)
             for seat in (0, 1)
         ]  # fmt: skip
         if error is not None:

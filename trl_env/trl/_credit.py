@@ -59,7 +59,6 @@ Example:
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -68,7 +67,7 @@ from accelerate.utils import gather_object
 from trl import GRPOTrainer
 
 from trl_env.trl._credit_modes import CREDITS, check_credit
-from trl_env.trl._step_group_credit import STD_EPS as _EPS
+from trl_env.trl._returns import normalize_returns, returns_to_go
 from trl_env.trl._step_group_credit import step_group_advantages, turn_observations
 from trl_env.trl.fast._trainer import FastPathsTrainer
 
@@ -84,101 +83,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-def returns_to_go(
-    rewards: Sequence[float], gamma: float = 1.0, turns: int | None = None
-) -> list[float]:
-    """The discounted return-to-go of each turn: ``G_t = sum_{j >= t} gamma^(j - t) * r_j``.
-
-    Args:
-        rewards: The step rewards of one episode, in order (one per env step).
-        gamma: The discount, in ``[0, 1]`` (0: each turn's own reward only).
-        turns: How many turns to return (default ``len(rewards)``). A turn with no reward of its
-            own (the last turn, when the token budget cut it before the env could answer) gets
-            0; rewards after the last turn still count in the returns of earlier turns.
-
-    Returns:
-        One return per turn.
-
-    Example:
-        >>> returns_to_go([-0.1, 0.0, 1.0], gamma=0.5)
-        [0.15, 0.5, 1.0]
-        >>> returns_to_go([0.0, 1.0], turns=3)
-        [1.0, 1.0, 0.0]
-    """
-    count = len(rewards) if turns is None else turns
-    returns = [0.0] * count
-    running = 0.0
-    for step in reversed(range(len(rewards))):
-        running = float(rewards[step]) + gamma * running
-        if step < count:
-            returns[step] = running
-    return returns
-
-
-def normalize_returns(
-    returns: Sequence[Sequence[float]], group_size: int, scale: str = "group"
-) -> list[list[float]]:
-    """Normalize each turn's return-to-go within its group, each episode weighted once.
-
-    See the module docstring for the formulas and why. ``returns`` holds the returns of whole
-    groups, one group being ``group_size`` consecutive episodes (the order ``GRPOTrainer`` uses).
-
-    Args:
-        returns: Per episode, the return-to-go of each turn (at least one value per episode).
-        group_size: Episodes per group (``num_generations``).
-        scale: ``"group"``: divide by the group's std; ``"batch"``: by the std of all episodes
-            around the batch mean; ``"none"``: do not divide (``GRPOConfig.scale_rewards``).
-
-    Returns:
-        The advantages, in the shape of ``returns``. Groups of one episode get 0 (no baseline),
-        like TRL's.
-
-    Raises:
-        ValueError: ``len(returns)`` is not a multiple of ``group_size``, an episode has no value,
-            or ``scale`` is unknown.
-
-    Example:
-        >>> # Terminal reward only, gamma 1: exactly GRPO's advantages, on every turn.
-        >>> normalize_returns([[1.0, 1.0, 1.0], [0.0, 0.0]], group_size=2)
-        [[0.707..., 0.707..., 0.707...], [-0.707..., -0.707...]]
-    """
-    if scale not in ("group", "batch", "none"):
-        raise ValueError(f"scale must be 'group', 'batch' or 'none', got {scale!r}")
-    if group_size < 1 or len(returns) % group_size:
-        raise ValueError(
-            f"{len(returns)} episodes do not make whole groups of {group_size} (num_generations)"
-        )
-    if any(len(episode) == 0 for episode in returns):
-        raise ValueError("every episode needs at least one return-to-go")
-    if group_size < 2:
-        return [[0.0] * len(episode) for episode in returns]
-    batch_std = _weighted_std(returns, _weighted_mean(returns)) if scale == "batch" else 0.0
-    advantages: list[list[float]] = []
-    for start in range(0, len(returns), group_size):
-        group = returns[start : start + group_size]
-        mean = _weighted_mean(group)
-        std = None  # scale == "none"
-        if scale == "group":
-            std = _weighted_std(group, mean)
-        elif scale == "batch":
-            std = batch_std
-        for episode in group:
-            centred = [value - mean for value in episode]
-            advantages.append(centred if std is None else [c / (std + _EPS) for c in centred])
-    return advantages
-
-
-def _weighted_mean(episodes: Sequence[Sequence[float]]) -> float:
-    return sum(sum(e) / len(e) for e in episodes) / len(episodes)
-
-
-def _weighted_std(episodes: Sequence[Sequence[float]], mean: float) -> float:
-    if len(episodes) < 2:
-        return 0.0
-    squares = sum(sum((v - mean) ** 2 for v in e) / len(e) for e in episodes)
-    return math.sqrt(squares / (len(episodes) - 1))  # Bessel-corrected, like TRL's nanstd
 
 
 def _model_turn_spans(mask: Sequence[int]) -> list[tuple[int, int]]:
@@ -206,6 +110,8 @@ def turn_advantages(
     gather: Callable[[list[Any]], list[Any]] | None = None,
     offset: int = 0,
     observations: Sequence[Sequence[Hashable]] | None = None,
+    roles: Sequence[int] | None = None,
+    episode_returns: Sequence[float] | None = None,
 ) -> torch.Tensor:
     """Token-level advantages of a batch: each model turn's normalized return-to-go (``credit=
     "turn"``), plus, given ``observations``, its step-group term (``credit="step-group"``).
@@ -229,6 +135,12 @@ def turn_advantages(
         observations: For step-group credit, per episode of this process, the observation of
             each model turn (at least one per model turn; extra ones, such as the env's message
             after the last turn, are ignored): :func:`step_group_advantages` is added.
+        roles: Per episode of this process, its role in a two-player game (0: moved first, 1:
+            moved second): each role is normalized on its own in its group (see
+            :func:`normalize_returns`).
+        episode_returns: Per episode of this process, its return: episode credit (every turn
+            of an episode gets its normalized return, GRPO's advantage) instead of per-turn
+            returns-to-go; for self-play, whose per-role baselines TRL's own advantages lack.
 
     Returns:
         A float ``(B, T)`` tensor on ``loss_mask``'s device: each token of model turn ``t`` of
@@ -255,17 +167,15 @@ def turn_advantages(
     if len(step_rewards) != len(rows):
         raise ValueError(f"got step rewards for {len(step_rewards)} episodes, {len(rows)} rows")
     spans = [_model_turn_spans(row) for row in rows]
-    local: list[list[float]] = []
-    for index, (rewards, turns) in enumerate(zip(step_rewards, spans, strict=True)):
-        if len(turns) > len(rewards) + 1:
-            raise ValueError(
-                f"episode {index} has {len(turns)} model turns in its token stream but "
-                f"{len(rewards)} step rewards: turn-level credit needs one reward per model turn "
-                "and env tokens (env_mask 0) between turns"
-            )
-        local.append(returns_to_go(rewards, gamma, turns=max(len(turns), 1)))
+    local = _turn_values(step_rewards, spans, gamma, episode_returns)
     everyone = gather(local) if gather is not None else local
-    normalized = normalize_returns(everyone, num_generations, scale_rewards)
+    all_roles = None
+    if roles is not None:
+        if len(roles) != len(rows):
+            raise ValueError(f"got roles for {len(roles)} episodes, {len(rows)} rows")
+        mine_roles = [int(role) for role in roles]
+        all_roles = gather(mine_roles) if gather is not None else mine_roles
+    normalized = normalize_returns(everyone, num_generations, scale_rewards, all_roles)
     if observations is not None:
         if len(observations) != len(rows):
             raise ValueError(f"got observations for {len(observations)} episodes, {len(rows)} rows")
@@ -285,12 +195,36 @@ def turn_advantages(
             for turn, step in zip(normalized, steps, strict=True)
         ]
     advantages = torch.zeros(loss_mask.shape, dtype=torch.float32)
-    mine = normalized[offset : offset + len(rows)]
-    for row, (values, turns) in enumerate(zip(mine, spans, strict=True)):
+    for row, (values, turns) in enumerate(
+        zip(normalized[offset : offset + len(rows)], spans, strict=True)
+    ):
         # strict=False: an episode with no model turn has one value (its return) and no tokens.
         for value, (start, end) in zip(values, turns, strict=False):
             advantages[row, start:end] = value
     return advantages.to(loss_mask.device)
+
+
+def _turn_values(
+    step_rewards: Sequence[Sequence[float]],
+    spans: Sequence[Sequence[tuple[int, int]]],
+    gamma: float,
+    episode_returns: Sequence[float] | None,
+) -> list[list[float]]:
+    """Per episode, the value of each model turn before normalization: its return-to-go, or
+    (episode credit) the episode's return on every turn; one value for an episode with none."""
+    values: list[list[float]] = []
+    for index, (rewards, turns) in enumerate(zip(step_rewards, spans, strict=True)):
+        if len(turns) > len(rewards) + 1:
+            raise ValueError(
+                f"episode {index} has {len(turns)} model turns in its token stream but "
+                f"{len(rewards)} step rewards: turn-level credit needs one reward per model turn "
+                "and env tokens (env_mask 0) between turns"
+            )
+        if episode_returns is not None:
+            values.append([float(episode_returns[index])] * max(len(turns), 1))
+        else:
+            values.append(returns_to_go(rewards, gamma, turns=max(len(turns), 1)))
+    return values
 
 
 class TurnCreditGRPOTrainer(FastPathsTrainer, GRPOTrainer):
@@ -356,7 +290,13 @@ class TurnCreditGRPOTrainer(FastPathsTrainer, GRPOTrainer):
         self, inputs: list[dict[str, Any]]
     ) -> dict[str, torch.Tensor | Any]:
         output = super()._generate_and_score_completions(inputs)
-        if self.credit == "episode":
+        # Self-play: each role (first or second mover) gets its own baseline in its group.
+        roles = (
+            [int(row["episode_role"]) for row in inputs]
+            if inputs and "episode_role" in inputs[0]
+            else None
+        )
+        if self.credit == "episode" and roles is None:
             return output
         # TRL merges the rollout's extra columns into `inputs` (for the reward functions).
         if not inputs or "step_rewards" not in inputs[0]:
@@ -395,6 +335,12 @@ class TurnCreditGRPOTrainer(FastPathsTrainer, GRPOTrainer):
             gather=gather_object,
             offset=self.accelerator.process_index * len(inputs),
             observations=observations,
+            roles=roles,
+            episode_returns=(
+                [float(row["episode_return"]) for row in inputs]
+                if self.credit == "episode"
+                else None
+            ),
         )
         return output
 

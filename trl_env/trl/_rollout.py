@@ -34,6 +34,8 @@ import gymnasium as gym
 from trl_env._checks import check_task_source
 from trl_env._demos import DEFAULT_SYSTEM_PROMPT
 from trl_env._episode import Episode, Task
+from trl_env._head_to_head import check_two_player_envs, resolve_seat_policy
+from trl_env._model_options import ModelOptions
 from trl_env._play import StepFn, run_episodes
 from trl_env._stepping import EnvStepper, make_stepper
 from trl_env.error import EnvErrorWarning, UsageError
@@ -42,6 +44,14 @@ from trl_env.trl._model_policy import ModelPolicy
 from trl_env.trl._processors import ChatTemplateProcessor
 from trl_env.trl._rollout_config import RolloutConfig
 from trl_env.trl._rollout_output import _log_metrics, episodes_to_rollout_output
+from trl_env.trl._self_play import (
+    POOL,
+    SELF,
+    OpponentPool,
+    as_opponent_policy,
+    check_seat_rows,
+    play_seat_episodes,
+)
 from trl_env.trl._tasks import task_from_prompt
 from trl_env.trl.models import Generator, generator_from_trainer
 
@@ -189,6 +199,8 @@ class EnvRollout:
         self.env_seconds = 0.0
         self.last_episodes: list[Episode] = []
         self._seen_env_ids: set[str] = set()
+        self._opponents: dict[Any, Any] = {}  # named opponents, loaded once
+        self._opponent_pool: OpponentPool | None = None
 
     def processor_for(
         self, tokenizer: Any, chat_template_kwargs: dict[str, Any] | None = None
@@ -237,15 +249,18 @@ class EnvRollout:
         budget = self.config.max_completion_length or trainer.max_completion_length
         started = time.perf_counter()
         try:
-            episodes = play_episodes(
-                tasks,
-                generator,
-                processor,
-                self.config,
-                max_completion_length=budget,
-                pool=self._pool,
-                sync=_process_sync(trainer),
-            )
+            if self.config.plays_seats:
+                episodes = self._play_seats(tasks, trainer, generator, processor, budget)
+            else:
+                episodes = play_episodes(
+                    tasks,
+                    generator,
+                    processor,
+                    self.config,
+                    max_completion_length=budget,
+                    pool=self._pool,
+                    sync=_process_sync(trainer),
+                )
         finally:
             # The KV states kept between turns are useless once the weights change: free them
             # before the training step needs the memory.
@@ -267,6 +282,79 @@ class EnvRollout:
                 log_metric("time/generation_s", self.generation_seconds)
                 log_metric("time/env_s", self.env_seconds)
         return episodes_to_rollout_output(episodes)
+
+    def _opponent(self, tasks: Sequence[Task], trainer: Any, budget: int) -> tuple[Any, str]:
+        """This call's opponent policy (``None``: the model itself) and its name."""
+        opponent = self.config.opponent
+        if opponent is None or opponent == SELF:
+            return None, SELF
+        options = ModelOptions(
+            max_new_tokens_per_turn=self.config.max_new_tokens_per_turn or budget,
+            max_completion_length=budget,
+            system_prompt="" if self.config.system_prompt is None else self.config.system_prompt,
+        )
+        if opponent == POOL:
+            if self._opponent_pool is None:
+                self._opponent_pool = OpponentPool(
+                    self.config.opponent_pool_size,
+                    self.config.opponent_refresh_steps,
+                    seed=int(getattr(getattr(trainer, "args", None), "seed", 0) or 0),
+                    temperature=self.config.opponent_temperature,
+                )
+            return self._opponent_pool.opponent_for(trainer, options)
+        policy = as_opponent_policy(opponent)
+        if policy is not None:
+            return policy, getattr(opponent, "name", type(opponent).__name__)
+        classes = check_two_player_envs(sorted({task.env_id for task in tasks}))
+        heat = self.config.opponent_temperature
+        return resolve_seat_policy(opponent, classes, options, heat, self._opponents), opponent
+
+    def _play_seats(
+        self,
+        tasks: Sequence[Task],
+        trainer: Any,
+        generator: Generator,
+        processor: TokenProcessor,
+        budget: int,
+    ) -> list[Episode]:
+        """Self-play or a fixed opponent: the model's seats of two-player games, one per row."""
+        if _process_sync(trainer) is not None:
+            raise UsageError(
+                "self-play and opponents run on one process for now: launch the run without "
+                "accelerate's multi-process mode (or drop self_play/opponent)"
+            )
+        opponent, name = self._opponent(tasks, trainer, budget)
+        check_seat_rows(tasks, pairs=opponent is None)
+        learner = ModelPolicy(
+            generator,
+            processor,
+            system_prompt=self.config.system_prompt,
+            max_completion_length=budget,
+            max_new_tokens_per_turn=self.config.max_new_tokens_per_turn,
+        )
+        games = tasks[::2] if opponent is None else tasks
+        envs = [self._pool.acquire(task) for task in games]
+        matches = []
+        try:
+            episodes, matches = play_seat_episodes(
+                tasks,
+                envs,
+                learner,
+                opponent=opponent,
+                opponent_name=name,
+                max_turns=self.config.max_turns,
+            )
+        finally:
+            for index, (task, env) in enumerate(zip(games, envs, strict=True)):
+                failed = index >= len(matches) or matches[index].error is not None
+                if failed:  # a game that failed may be in any state: never reuse its env
+                    env.close()
+                else:
+                    self._pool.release(task, env)
+        for episode in episodes:
+            _close_stream(episode, processor, self.config)
+            episode.episode_return = self.config.aggregate(episode.rewards)
+        return episodes
 
 
 class _CountingGenerator:
@@ -318,7 +406,10 @@ def make_rollout_func(
             trainer's own (``transformers`` or, with ``use_vllm=True``, vLLM colocate/server).
         **config: Fields of :class:`RolloutConfig`: ``system_prompt``, ``max_turns``,
             ``max_new_tokens_per_turn``, ``max_completion_length``, ``reward_aggregation``,
-            ``env_error_penalty``, ``log_metrics``, ``trust_tasks``.
+            ``env_error_penalty``, ``log_metrics``, ``env_workers``, ``env_step_timeout``,
+            ``trust_tasks``; for two-player games ``self_play``, ``opponent``,
+            ``opponent_pool_size``, ``opponent_refresh_steps``, ``opponent_temperature`` (see
+            :mod:`trl_env.trl._self_play`).
 
     Returns:
         An :class:`EnvRollout`, to pass as ``GRPOTrainer(rollout_func=...)``.

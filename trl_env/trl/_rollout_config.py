@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
+from typing import Any
 
 from trl_env._demos import DEFAULT_SYSTEM_PROMPT
 from trl_env.error import UsageError
@@ -76,6 +77,33 @@ class RolloutConfig:
             "episode with an error (its env is never reused). None: no limit."
         },
     )
+    self_play: bool = field(
+        default=False,
+        metadata={
+            "help": "Play two-player games with the model in both seats: each seat is its own "
+            "sample, advantages are normalized per role (see trl_env.trl._self_play)."
+        },
+    )
+    opponent: Any = field(
+        default=None,
+        metadata={
+            "help": "Who plays the other seat of a two-player game: 'self' (default with "
+            "self_play), 'pool' (the run's earlier policies), a scripted player ('random', "
+            "'perfect', ...), a model or run folder, or a policy object. Setting it plays "
+            "two-player games from outside, as self_play does."
+        },
+    )
+    opponent_pool_size: int = field(
+        default=4, metadata={"help": "opponent='pool': snapshots of the run kept in the pool."}
+    )
+    opponent_refresh_steps: int = field(
+        default=10,
+        metadata={"help": "opponent='pool': training steps between two snapshots of the model."},
+    )
+    opponent_temperature: float = field(
+        default=0.0,
+        metadata={"help": "A model opponent's sampling temperature (0: greedy)."},
+    )
     trust_tasks: bool = field(
         default=False,
         metadata={
@@ -118,14 +146,36 @@ class RolloutConfig:
             raise UsageError(
                 f"env_step_timeout must be a positive number of seconds or None, got {timeout!r}"
             )
-        for name in ("log_metrics", "trust_tasks"):
+        for name in ("log_metrics", "trust_tasks", "self_play"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        for name in ("opponent_pool_size", "opponent_refresh_steps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise UsageError(f"{name} must be an int >= 1, got {value!r}")
+        heat = self.opponent_temperature
+        if isinstance(heat, bool) or not isinstance(heat, Real) or not 0 <= heat < math.inf:
+            raise UsageError(
+                f"opponent_temperature must be a number >= 0 (0: greedy), got {heat!r}"
+            )
+        opponent = self.opponent
+        if opponent is not None and not ((isinstance(opponent, str) and opponent.strip())
+                                         or hasattr(opponent, "act") or callable(opponent)):  # fmt: skip
+            raise UsageError(
+                f"opponent must be 'self', 'pool', a scripted player ('random', 'perfect'), a "
+                f"model or run folder, a policy with act(turns) or a function of the turn, got "
+                f"{opponent!r:.80}"
+            )
         if not callable(self.reward_aggregation) and (self.reward_aggregation not in _AGGREGATIONS):
             raise UsageError(
                 f"reward_aggregation must be one of {sorted(_AGGREGATIONS)} or a callable, "
                 f"got {self.reward_aggregation!r}"
             )
+
+    @property
+    def plays_seats(self) -> bool:
+        """Whether the rollout plays two-player games from outside (self-play or an opponent)."""
+        return self.self_play or self.opponent is not None
 
     def aggregate(self, rewards: Sequence[float]) -> float:
         """The episode return from its step rewards."""

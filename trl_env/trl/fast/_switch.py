@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from dataclasses import dataclass
+from typing import Any
 
 from trl_env.error import UsageError
 
@@ -27,6 +28,7 @@ __all__ = [
     "TRAINING_LAYERS",
     "FastPaths",
     "check_fast_paths",
+    "fast_paths_field",
 ]
 
 GENERATION_LAYERS = (
@@ -168,4 +170,18 @@ def _check_layer(name: str, setting: str | None = None) -> None:
     raise UsageError(
         f"unknown fast path {name!r}{where}.{hint} Give auto, on or off, then layer names to add "
         f"(name) or remove (-name), comma-separated; the layers: {', '.join(LAYERS)}"
+    )
+
+
+def fast_paths_field() -> Any:
+    """The ``fast_paths`` setting of :class:`~trl_env.trl.training.TrainConfig` (``--fast-paths``)."""
+    return dataclasses.field(
+        default="auto",
+        metadata={
+            "help": "trl-env's fast paths, which replace parts of TRL, transformers and peft (see "
+            "docs/real_models.md): auto (on a CPU, off on a GPU or MPS, where the run is then "
+            "TRL's own plus the rollout), on, off (the stock path), or layer names to add (name) "
+            "or remove (-name), comma-separated, e.g. auto,-inverse_cdf_sampling.",
+            "metavar": "auto|on|off",
+        },
     )

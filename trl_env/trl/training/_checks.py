@@ -103,6 +103,10 @@ def check_before_work(cfg: TrainConfig) -> str | None:
             from trl_env.trl._warm_start import format_example_for
 
             format_example_for(env_id)
+    if cfg.plays_seats:
+        from trl_env._head_to_head import check_two_player_envs
+
+        check_two_player_envs(cfg.env_ids)  # names the two-player envs if one is not
     _check_warm_start(cfg)
     if cfg.lora:
         _require("peft", "--lora", '"trl-env[lora]"')

@@ -22,7 +22,8 @@ from trl_env._configs import (
     system_prompt_field,
 )
 from trl_env.trl._credit_modes import CREDITS, check_credit
-from trl_env.trl.fast._switch import check_fast_paths
+from trl_env.trl._seat_settings import check_seat_settings, opponent_field, self_play_field
+from trl_env.trl.fast._switch import check_fast_paths, fast_paths_field
 from trl_env.trl.training._defaults import run_defaults
 
 __all__ = ["AUTO", "EVAL_SEED", "SAVE_ROLLOUTS_UP_TO", "TrainConfig"]
@@ -46,7 +47,7 @@ _EVALS_PER_RUN_REAL_MODEL = 5
 _AT_LEAST_1 = (
     "num_tasks num_generations gradient_accumulation_steps max_steps lora_r lora_alpha save_total_limit"
     " per_device_train_batch_size max_completion_length max_new_tokens_per_turn max_turns"
-    " warm_start_episodes"
+    " warm_start_episodes opponent_pool_size opponent_refresh_steps"
 )
 _AT_LEAST_0 = "warm_start_steps save_steps eval_every eval_seed eval_samples"
 _COUNTS = dict.fromkeys(_AT_LEAST_1.split(), 1) | dict.fromkeys(_AT_LEAST_0.split(), 0)
@@ -173,6 +174,14 @@ class TrainConfig:
             "(--credit turn only)."
         ),
     )
+    self_play: bool = self_play_field()
+    opponent: str | None = opponent_field()
+    opponent_pool_size: int = field(
+        default=4, metadata=_help("--opponent pool: snapshots of the run kept in the pool.")
+    )
+    opponent_refresh_steps: int = field(
+        default=10, metadata=_help("--opponent pool: training steps between two snapshots.")
+    )
     temperature: float = field(default=1.0, metadata=_help("Sampling temperature."))
     seed: int = seed_field("Seed of the dataset, warm start and trainer.")
     use_vllm: bool = field(default=False, metadata=_help("Generate with vLLM."))
@@ -196,16 +205,7 @@ class TrainConfig:
             "CPU without bf16 units warns (emulated there, several times slower)."
         ),
     )
-    fast_paths: str = field(
-        default="auto",
-        metadata=_help(
-            "trl-env's fast paths, which replace parts of TRL, transformers and peft (see "
-            "docs/real_models.md): auto (on a CPU, off on a GPU or MPS, where the run is then "
-            "TRL's own plus the rollout), on, off (the stock path), or layer names to add (name) "
-            "or remove (-name), comma-separated, e.g. auto,-inverse_cdf_sampling.",
-            metavar="auto|on|off",
-        ),
-    )
+    fast_paths: str = fast_paths_field()
     warm_start: str | None = field(
         default=None,
         metadata=_help(
@@ -319,6 +319,7 @@ class TrainConfig:
             self.system_prompt = None
         self._check_counts()
         self._check_numbers()
+        check_seat_settings(self.self_play, self.opponent, self.num_generations)
         if not isinstance(self.env_kwargs, dict):
             raise ValueError(f"env_kwargs must be a dict, got {self.env_kwargs!r}")
         if self.overwrite and self.resume:
@@ -332,6 +333,11 @@ class TrainConfig:
                 f"times within one batch. Set per_device_train_batch_size to a multiple of "
                 f"{self.num_generations}, or change num_generations."
             )
+
+    @property
+    def plays_seats(self) -> bool:
+        """Whether the run plays two-player games from outside (``self_play`` or ``opponent``)."""
+        return self.self_play or self.opponent is not None
 
     def _check_counts(self) -> None:
         for name, least in _COUNTS.items():

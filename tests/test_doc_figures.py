@@ -1,0 +1,989 @@
+"""The figures of docs/multiturn.md, docs/real_models.md and docs/cli.md are those of the committed
+results files under ``benchmarks/results/`` (README.md's and docs/learning.md's:
+tests/test_readme_figures.py).
+
+* A table after a ``<!-- figures: FILE -->`` marker is rebuilt row by row from ``FILE``.
+* A figure in the prose is checked as the phrase the page prints, rebuilt from its file: each
+  check yields those phrases.
+* Where a page says that one 95% interval lies above another, or that two overlap, the Wilson
+  intervals are recomputed from the counts (``trl_env._summary.wilson_interval``), not read from
+  the files' ``after_ci_above_*`` flags.
+* Every figure-like token of a page's prose and tables (counts such as ``38/256``, intervals,
+  rates, times, memory, ratios, decimals; code blocks are not read) must be claimed by a check or
+  listed in ``UNBACKED_FIGURES`` (a measurement without a results file, or one its file
+  contradicts) or ``NOT_MEASUREMENTS`` (settings, goals, definitions): a new figure fails the test
+  until it is tied to its file or listed with the reason.
+
+No training runs here: it reads files, and replays docs/multiturn.md's fixed-letter-order Hangman
+loop (256 games, well under a second).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import re
+from collections.abc import Callable, Iterator
+from decimal import ROUND_HALF_DOWN, ROUND_HALF_UP, Decimal
+from itertools import product, takewhile
+from statistics import mean, stdev
+from typing import Any
+
+import pytest
+
+from tests.test_readme_figures import ROOT, cells, ci, fraction, interval, load
+from trl_env._summary import wilson_interval
+
+MULTITURN, REAL_MODELS, CLI = "docs/multiturn.md", "docs/real_models.md", "docs/cli.md"
+RESULTS = "benchmarks/results/"
+ENVS = RESULTS + "real_model_envs/"
+FENCE = re.compile(r"^```.*?^```[^\n]*$", re.S | re.M)
+COMMENT = re.compile(r"<!--.*?-->", re.S)
+FIGURE = re.compile(
+    r"""(?x)
+    (?<![\w.])\d+/\d+(?![\w.])                                # counts: 38/256
+    | \[[-−]?\d*\.?\d+,\s*[-−]?\d*\.?\d+\]                     # intervals
+    | (?<![\w.])[-−+]?\d+(?:\.\d+)?%                           # rates
+    | (?<![\w.])\d[\d,]*(?:\.\d+)?\s(?:s|ms|us|GB|minutes|seconds|hours)\b  # time, memory
+    | (?<![\w.])\d+(?:\.\d+)?x(?!\w)                           # ratios
+    | (?<![\w.])\d[\d,]*\s(?:steps|episodes|turns|tokens)\b
+    | (?<![\w./-])[-−+]?\d*\.\d{2,}(?![\w.])                   # decimals: 0.148, −1.24
+    | (?<![\w.])\d+\sof\s(?:the\s)?\d+\b                       # 18 of the 19
+    """
+)
+# Sections that state no measurement (worked examples of the formulas): not scanned.
+UNSCANNED = {MULTITURN: ("## Credit assignment", "## Using it")}
+
+# Measurements with no results file behind them, or that their file contradicts. The pages keep
+# them as they are; listed here, so that any new one fails the test.
+UNBACKED_FIGURES: dict[str, list[str]] = {
+    MULTITURN: [
+        # turn_credit.txt: the per-step success of the episode run has a standard deviation of
+        # 0.05, that of the turn run 0.07.
+        "standard deviation of 0.05",
+        # The second launch of attempt 6's first run: its log was not kept.
+        "2 GRPO steps at 210-230 s each",
+        # Attempt 1, learning_multiturn/: the warm start took 175.7 s (sft_s); 30.3 minutes is
+        # warm start and GRPO (budget_s), the whole run took 32.3 (wall_s); the per-step training
+        # success (curve.csv) ranged over 0-37.5%.
+        "LoRA, 102 s",
+        "30.3 minutes in all",
+        "hovered at 0-25% per step",
+        # A step without gradient checkpointing was killed: nothing was written.
+        "took over 24 GB and was killed",
+    ],
+    REAL_MODELS: [
+        "(about 25 s)",  # the GGUF conversion, timed once
+        # before32/ and after32/results.json: after32's model columns took 4.35 and 4.33
+        # minutes (elapsed_s), before32's 4.7 and 5.6.
+        "about 4.4 minutes",
+        "79 to 776 tokens",  # not in warmstart_sft.txt, which records the 40% padding
+        # grpo_step_profile.txt's four measured `before` steps had mean completions of 116-148
+        # tokens; the `before` runs of the six profile files span 56.2-63.8 s (7.6 s).
+        "128 to 148 in `before`",
+        "varies by about 7 s",
+        # Ad hoc timings, "not kept in a results file" (the page says so).
+        "rows of 719 positions, 133 model tokens each on average",
+        "8 rows of 720 tokens, 9 heads: forward 24 to 13 ms, backward 131 to 84 ms per layer",
+        "8 x 737 tokens: 11.2-11.7 s to 10.5 s (addmm), then 11.2-11.3 s to 10.6-10.8 s",
+        "decode matmul 170 to 113 us, the LM head 2.0 to 1.2 ms, a whole decode step at 500 columns 64 to 55 ms",
+        "13% of a generate call",
+        "6.6 ms a token for 8 rows",
+        "5 turns of 32 tokens for 8 rows 12.8 to 10.8 s",
+        "200 tokens for 8 rows 0.50-0.66 s, for one 0.09-0.11 s",
+        "about 55 ms per decode step, of which the packed matmuls are 20 ms",
+        "share their prompt (200 tokens)",
+        "saved 1.0 s of training (28.9 s per step) for 11.4 GB of memory instead of 4.8 GB",
+        "killed at 24 GB",
+        # The LargestNumber run on commit ee72a0c: no results file.
+        "went from 0/32 [0, 0.107] to 27/32 [0.683, 0.931] in 45 steps",
+        "over 21-40, then 0)",  # TextLargestNumber-v0/curve.csv: step 133's invalid rate is 0.125
+        # learning_multiturn_oneshot/result.json: 57.7 minutes is warm start and GRPO (budget_s);
+        # the whole invocation took 85.6 (wall_s).
+        "58 minutes in all",
+        # TicTacToe: no file holds the tokens per episode or a 19 s step (the LargestNumber run's
+        # steps took 6.4 s); its curve.csv has 16 wins in 240 games, 1 in 15.
+        "about 300 trained tokens instead of about 60",
+        "instead of 19 s",
+        "about 1 in 14 sampled games is won",
+        "a GPU does a step in a second or two",
+    ],
+    CLI: [
+        "takes well under 5 seconds",  # benchmarks/eval_speed.py's output is not kept
+        # No file: the episode budget's earlier default, a matmul timing of an earlier session,
+        # a step that was killed, the threads' slowdown.
+        "256 had cut every Hangman game at about 3 turns",
+        "about 5x slower than float32",
+        "took over 24 GB of memory and was killed",
+        "two processes on two cores 20x slower",
+    ],
+}
+# Figure-like numbers that are no measurement: settings, goals, definitions, arithmetic.
+NOT_MEASUREMENTS: dict[str, list[str]] = {
+    MULTITURN: [
+        *("95%", "in at most 60 minutes", "learning Hangman in 55 minutes", "it now allows [0, 1]"),
+        *("16 episodes per step", "(16 episodes a step, so noisy)", "8 episodes a step"),
+        *("8 tokens per turn", "16 tokens per turn", "at most 14 turns", "up to 7 turns"),
+        "upper clip 0.28",
+    ],
+    REAL_MODELS: [
+        *("95%", "Under 50% at temperature 1", "closer to 25 s", "runs it for 2 steps"),
+        *("over 3 turns with a repeated prompt", "The 8 episodes of a group"),
+        "one turn of at most 16 tokens per episode",
+        "about 1 GB of AdamW moments",  # 2 x 134.5M float32 numbers
+    ],
+    CLI: [
+        *("95%", "inside 0–100% and is not empty at 0 or 100%", "every 30 seconds"),
+        *("every 10 steps", "two groups of 8 episodes a step", "--epsilon-high 0.28"),
+        *("at most 100,000 episodes", "`--batch-size` (8 episodes)"),
+        "plays 8 episodes of each env's own random policy",
+        "16 tokens per reply, an episode budget that holds 16 turns of the env's observations (1024 tokens",
+        "32 tokens per turn, 256 per episode, 100 steps",
+        "(256 tokens per turn, 1024 per episode, 500 steps",
+        "(up to 7 turns, 512 completion tokens)",
+    ],
+}
+
+
+class Page:
+    """A page's prose and tables (no code blocks, no comments but the figures markers, no
+    ``**``), whitespace collapsed; it records the stretches the checks have claimed."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.raw = name, (ROOT / name).read_text("utf-8")
+        text = FENCE.sub(" ", self.raw)
+        if name in UNSCANNED:
+            first, last = UNSCANNED[name]
+            text = text[: text.index(f"\n{first}\n")] + text[text.index(f"\n{last}\n") :]
+        text = COMMENT.sub(lambda m: m[0] if m[0].startswith("<!-- figures:") else " ", text)
+        self.text = " ".join(text.replace("**", "").split())
+        self.claimed: list[tuple[int, int]] = []
+
+    def claim(self, phrase: str | list[str], after: int = 0) -> int:
+        """Asserts the page prints ``phrase`` (or one of a list: the ways of rounding a value)
+        at or after ``after``; returns where it ends."""
+        for text in [phrase] if isinstance(phrase, str) else phrase:
+            if (start := self.text.find(text, after)) >= 0:
+                self.claimed.append((start, start + len(text)))
+                return start + len(text)
+        raise AssertionError(f"{self.name} does not say {phrase!r}")
+
+    def table(self, results: str) -> tuple[list[str], list[list[str]]]:
+        """The header and rows of the table after the marker naming ``results``; claims the rows."""
+        marker = f"<!-- figures: {results} -->"
+        at = self.claim(marker)
+        table = list(
+            takewhile(lambda x: x.startswith("|"), self.raw.split(marker + "\n")[1].splitlines())
+        )
+        assert len(table) >= 3, f"{self.name}: no table after the marker of {results}"
+        for line in table[2:]:
+            at = self.claim(" ".join(line.replace("**", "").split()), at)
+        return cells(table[0]), [cells(line) for line in table[2:]]
+
+    def unchecked(self) -> list[str]:
+        """The figure-like tokens that no check claimed and no list names."""
+        spans = list(self.claimed)
+        for phrase in UNBACKED_FIGURES[self.name] + NOT_MEASUREMENTS[self.name]:
+            found = [m.span() for m in re.finditer(re.escape(phrase), self.text)]
+            assert found, f"{self.name}: the listed figure {phrase!r} is no longer on the page"
+            spans += found
+        inside = lambda m: any(a <= m.start() and m.end() <= b for a, b in spans)  # noqa: E731
+        return [m[0] for m in FIGURE.finditer(self.text) if not inside(m)]
+
+
+Check = Callable[[Page], Iterator[str | list[str]]]
+CHECKS: dict[str, list[Check]] = {MULTITURN: [], REAL_MODELS: [], CLI: []}
+
+
+def checks(page: str) -> Callable[[Check], Check]:
+    """Registers a check of ``page``: it asserts what it can and yields the phrases the page
+    must print."""
+
+    def register(check: Check) -> Check:
+        CHECKS[page].append(check)
+        return check
+
+    return register
+
+
+def text_of(path: str) -> str:
+    return (ROOT / path).read_text("utf-8")
+
+
+def forms(x: float, places: int, sign: str = "", percent: bool = False) -> list[str]:
+    """``x`` to ``places`` decimals (of a percentage, with ``percent``) as ``format`` prints it,
+    and, where the decimals the file keeps end halfway, rounded either way (the pages round the
+    files' 3 or 4 decimals again, not always to even: 0.0525 is 0.052 or 0.053)."""
+    exact, unit = Decimal(str(x)) * (100 if percent else 1), "%" if percent else ""
+    step = Decimal(1).scaleb(-places)
+    texts = [f"{x:{sign}.{places}{unit or 'f'}}"]
+    texts += [
+        f"{exact.quantize(step, way):{sign}}{unit}" for way in (ROUND_HALF_UP, ROUND_HALF_DOWN)
+    ]
+    return list(dict.fromkeys(texts))
+
+
+def minutes(seconds: float, digits: int = 0) -> str:
+    return f"{seconds / 60:.{digits}f}"
+
+
+def curve(path: str) -> list[dict[str, float]]:
+    """A ``curve.csv``: one dict of floats per GRPO step."""
+    with (ROOT / path).open(encoding="utf-8") as f:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def window(rows: list[dict[str, float]], key: str, first: int, last: int) -> float:
+    """The mean of ``key`` over steps ``first`` to ``last`` (inclusive)."""
+    return mean(r[key] for r in rows if first <= r["step"] <= last)
+
+
+def above(high: dict[str, Any], *lows: dict[str, Any]) -> str:
+    """Recomputes that the Wilson interval of ``high`` lies above those of ``lows``; returns the
+    two bounds that decide it, as printed: ``0.083 > 0.015``."""
+    bound = max(interval(low)[1] for low in lows)
+    assert interval(high)[0] > bound
+    return f"{interval(high)[0]:.3f} > {bound:.3f}"
+
+
+def overlaps(high: dict[str, Any], low: dict[str, Any]) -> str:
+    """Recomputes that the interval of ``high`` reaches into that of ``low``: ``0.077 < 0.099``."""
+    assert interval(high)[0] < interval(low)[1]
+    return f"{interval(high)[0]:.3f} < {interval(low)[1]:.3f}"
+
+
+POLICY_ROWS = {"before": "before", "random": "random", "warm start": "warm_start", "after": "after"}
+
+
+def policy_table(page: Page, results: str) -> dict[str, Any]:
+    """The held-out evaluations of a multi-turn ``result.json``, one row per policy; returns the
+    file."""
+    run = load(results)
+    header, rows = page.table(results)
+    assert header[:3] == ["policy", "success (95% Wilson CI)", "mean return (95% CI)"]
+    named = [next(k for name, k in POLICY_ROWS.items() if row[0].startswith(name)) for row in rows]
+    assert sorted(named) == sorted(POLICY_ROWS.values()), f"{results}: {named}"
+    for key, row in zip(named, rows, strict=True):
+        block = run[key]
+        interval(block)  # the stored interval is the one recomputed from the counts
+        bounds = product(*(forms(bound, 3) for bound in block["success_ci"]))
+        assert row[1] in [
+            f"{fraction(block)} = {block['success_rate']:.3f} [{a}, {b}]" for a, b in bounds
+        ], key
+        low, high = block["return_ci"]
+        returns = forms(block["mean_return"], 3) if low == high else []  # no width: no interval
+        returns += [
+            f"{m} [{a}, {b}]"
+            for m, a, b in product(*(forms(x, 3) for x in (block["mean_return"], low, high)))
+        ]
+        assert row[2] in returns, f"{results}: {key} return"
+        assert row[-1] in forms(block["mean_turns"], 2), f"{results}: {key} turns"
+        if "invalid" in header:
+            assert row[3] == f"{block['invalid_action_rate']:.0%}", f"{results}: {key} invalid"
+    return run
+
+
+def curve_table(page: Page, results: str) -> list[dict[str, float]]:
+    """Training-batch means over ranges of steps of a ``curve.csv``; returns the file."""
+    steps = curve(results)
+    header, rows = page.table(results)
+    assert header[:4] == ["steps", "return", "invalid", "wins"]
+    for row in rows:
+        span = [int(step) for step in row[0].split("-")]
+        wins = window(steps, "success_rate", *span)
+        expected = [
+            forms(window(steps, "mean_return", *span), 3),
+            forms(window(steps, "invalid_action_rate", *span), 0, percent=True),
+            forms(wins, 1, percent=True) if wins else ["0"],
+            forms(window(steps, "step_s", *span), 0),
+        ]
+        for name, cell, texts in zip(
+            header[1:], row[1:], expected, strict=False
+        ):  # s per step: optional
+            assert cell in texts, f"{results}, steps {row[0]}, {name}"
+    return steps
+
+
+def trained(run: dict[str, Any]) -> str:
+    """How a real-model run trained, as docs/multiturn.md prints it."""
+    split = run["step_time_split"]
+    return f"{run['steps']} steps ({run['steps'] * run['episodes_per_step']} episodes), {run['mean_step_s']:.0f} s per step (generation {split['generation']:.0%}, training {split['training']:.0%})"
+
+
+# docs/multiturn.md ---------------------------------------------------------------------------
+
+
+@checks(MULTITURN)
+def turn_credit_ablation(page: Page) -> Iterator[str]:
+    """The tiny-model credit ablation: ``turn_credit.txt`` (per-step rows, then a JSON line)."""
+    path = RESULTS + "turn_credit.txt"
+    lines = text_of(path).splitlines()
+    result = json.loads(lines[-1])
+    per_step = [[float(x) for x in line.split()] for line in lines if re.match(r"\s+\d", line)]
+    steps, episodes, group = re.search(
+        r"(\d+) steps of (\d+) episodes \(groups of (\d+)", lines[2]
+    ).groups()
+    assert len(per_step) == result["steps"] == int(steps)
+    episode, turn, ratio = result["episode"], result["turn"], result["ratio_turn_over_episode"]
+    gain = result["difference_turn_minus_episode"]["return"]
+    _, rows = page.table(path)
+    assert [row[0] for row in rows] == ["Success rate", "Mean return", "Invalid replies per turn"]
+    for row, key in zip(rows, ("success", "return", "invalid"), strict=True):
+        sign = "+" if key == "return" else ""  # the returns' last column: turn minus episode
+        last = [f"({x})" for x in forms(gain, 3, sign)] if sign else forms(ratio[key], 2)
+        expected = [forms(episode[key], 3, sign), forms(turn[key], 3, sign), last]
+        for cell, texts in zip(row[1:], expected, strict=True):
+            assert cell.replace("−", "-") in texts, f"{path}: {row[0]}"
+    yield f"Last {result['window']} steps ({result['window'] * int(episodes)} episodes each)"
+    yield f"{steps} GRPO steps of {episodes} episodes in groups of {group}"
+    assert minutes(episode["seconds"]) == minutes(turn["seconds"])
+    yield f"{minutes(turn['seconds'])} minutes each on a 2-core CPU"
+    assert per_step[0][1:4] == per_step[0][4:] and per_step[1][1:4] == per_step[1][4:]
+    success = [[row[1] for row in per_step], [row[4] for row in per_step]]
+    yield f"all {steps} steps: {mean(success[0]):.3f} vs {mean(success[1]):.3f}"
+    # "per-step success has a standard deviation of 0.05": the episode run's (UNBACKED_FIGURES).
+    assert [f"{stdev(s):.2f}" for s in success] == ["0.05", "0.07"]
+
+
+def base_model_over_four_turns() -> tuple[int, int, int]:
+    """Greedy SmolLM2 over 4 turns (``warmstart_before4``): the envs where more than half its
+    replies are invalid, the envs, the turns."""
+    run = load(ENVS + "warmstart_before4/results.json")
+    found = run["policies"]["greedy"]["summaries"].values()
+    return (
+        sum(s["invalid_action_rate"] > 0.5 for s in found),
+        len(found),
+        run["settings"]["max_turns"],
+    )
+
+
+def hangman_on_amd_epyc() -> tuple[int, list[float], dict[str, Any], dict[str, Any]]:
+    """The default Hangman command on a CPU without bf16 units (``hangman_default_amd_epyc/``):
+    the warm start's seconds, the GRPO steps' seconds, run 1's and run 4's ``run.json``."""
+    folder = RESULTS + "hangman_default_amd_epyc/"
+    log = text_of(folder + "run1.log")
+    steps = [float(s) for s in re.findall(r"s/step ([\d.]+)", log)]
+    first, fourth = (
+        load(folder + "run1_run.json"),
+        load(folder + "run4_reentrant_micro_batches_run.json"),
+    )
+    assert "--max-steps 2 " in first["command"] and "--max-steps 1 " in fourth["command"]
+    assert "--warm-start-episodes 16" in fourth["command"]
+    return int(re.search(r"in (\d+) s; the run folder", log)[1]), steps, first, fourth
+
+
+@checks(MULTITURN)
+def status_and_demos(page: Page) -> Iterator[str]:
+    """The base model over 4 turns; the default Hangman command on an AMD EPYC."""
+    over, envs, turns = base_model_over_four_turns()
+    yield f"over {turns} turns are invalid more than half the time on {over} of the {envs} native envs"
+    warm, steps, first, fourth = hangman_on_amd_epyc()
+    yield f"warm start took {warm} s and its GRPO steps {steps[0]:.0f} s and {steps[1]:.0f} s"
+    fit = [round((55 * 60 - warm) / s) for s in (max(steps), min(steps))]
+    yield f"a 55-minute budget holds only {fit[0]}-{fit[1]} GRPO steps there"
+    yield f"Its peak memory was {first['peak_rss_gb']:.1f} GB of RSS"
+    yield f"(one step, a shorter warm start) peaked at {fourth['peak_rss_gb']:.1f} GB"
+
+
+@checks(MULTITURN)
+def attempt_6_one_invocation(page: Page) -> Iterator[str]:
+    """The run that met the goal, end to end: ``learning_multiturn_oneshot/``."""
+    path = RESULTS + "learning_multiturn_oneshot/"
+    run = policy_table(page, path + "result.json")
+    first = load(RESULTS + "learning_multiturn_hangman_immediate/result.json")
+    assert run["reused_evals"] == [], "one invocation, end to end"
+    above(run["after"], run["before"], run["warm_start"], run["random"])  # "Attempt 6 met the goal"
+    yield f"warm-started on 64 random-policy episodes ({run['warm_start']['sft_s']} s)"
+    yield f"{trained(run)}, {minutes(run['budget_s'], 1)} minutes of warm start and GRPO (`budget_s` {run['budget_s']}), {minutes(run['wall_s'], 1)} minutes in all"
+    yield f"({run['mean_step_s']:.0f} s against {first['mean_step_s']:.0f} s:"
+    yield f"held {run['steps']} steps instead of {first['steps']}"
+    assert interval(first["after"])[1] > interval(run["after"])[0]
+    yield f"({fraction(run['after'])} against {fraction(first['after'])}; the intervals overlap)"
+    curve_table(page, path + "curve.csv")
+
+
+@checks(MULTITURN)
+def attempt_6_first_run(page: Page) -> Iterator[str]:
+    """The first run of attempt 6's recipe: ``learning_multiturn_hangman_immediate/``."""
+    path = RESULTS + "learning_multiturn_hangman_immediate/"
+    run = policy_table(page, path + "result.json")
+    warm = run["warm_start"]
+    steps, earlier = (
+        curve_table(page, path + "curve.csv"),
+        curve(RESULTS + "learning_multiturn_hangman/curve.csv"),
+    )
+    yield f"a warm start on 64 random-policy episodes (format only, {warm['sft_s']} s)"
+    yield f"{trained(run)}, {minutes(run['budget_s'], 1)} minutes of warm start and GRPO (`budget_s` {run['budget_s']})"
+    yield f"lies above all three ({above(run['after'], run['before'], run['warm_start'], run['random'])})"
+    yield f"with {run['after']['mean_turns']:.1f} model turns per episode"
+    yield f"({window(steps, 'invalid_action_rate', 6, 10):.0%} against {window(earlier, 'invalid_action_rate', 6, 10):.0%} over steps 6-10)"
+    yield f"stayed near {window(steps, 'invalid_action_rate', 21, 32):.0%} instead of reaching 0"
+    yield f"attempt 5's plateau of about {window(earlier, 'mean_return', 18, 29):.2f}"
+    yield f"(means of {window(steps, 'mean_return', 21, 27):.3f} over steps 21-27 and {window(steps, 'mean_return', 28, 32):.3f} over 28-32)"
+    wins = [
+        round(sum(r["success_rate"] for r in rows) * run["episodes_per_step"])
+        for rows in (steps, earlier)
+    ]
+    step = next(int(r["step"]) for r in steps if r["success_rate"])
+    yield f"the first training wins came at step {step} ({wins[0]} in {len(steps) * 16} episodes, against {wins[1]} in {len(earlier) * 16})"
+    yield f"repeated guess in {run['after']['invalid_action_rate']:.0%} of its turns"
+    # How it was made: the reference evaluations reused, the warm start's time counted.
+    assert run["reused_evals"] == ["before", "random", "warm_start"]
+    yield f"counted the warm start's {warm['sft_s']} s against the 57 minutes"
+    assert [steps[0][k] for k in ("mean_return", "invalid_action_rate")] == [
+        earlier[0][k] for k in ("mean_return", "invalid_action_rate")
+    ]
+    yield f"(return {steps[0]['mean_return']:.3f}, invalid {steps[0]['invalid_action_rate']:.2f}:"
+    evals = sum(run[key]["eval_s"] for key in ("before", "random", "warm_start"))
+    whole = evals + run["budget_s"] + run["after"]["eval_s"]
+    yield f"(the first {minutes(evals + warm['sft_s'])} minutes of an end-to-end run of about {round(whole / 600) * 10})"
+
+
+@checks(MULTITURN)
+def fixed_letter_order(page: Page) -> Iterator[str]:
+    """The frequency-order Hangman baseline has no results file: the page's own loop is replayed."""
+    m = re.search(r"it prints `(\d+) ([\d.]+)`\):\n+```python\n(.*?)```", page.raw, re.S)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(m[3], {})
+    assert out.getvalue().split() == [m[1], m[2]]
+    wins, returns = int(m[1]), float(m[2])
+    yield f"(it prints `{wins} {returns}`)"
+    yield f"wins {wins}/256 = {wins / 256:.0%} of the same games within 14 turns (mean return {returns:.2f})"
+    yield f"The fixed frequency order below wins {wins / 256:.0%} of the same games"
+    yield f"the fixed frequency order: {returns:.2f} on the held-out seeds"
+
+
+@checks(MULTITURN)
+def attempt_5_hangman(page: Page) -> Iterator[str]:
+    """Hangman with γ = 1: ``learning_multiturn_hangman/``."""
+    path = RESULTS + "learning_multiturn_hangman/"
+    run, steps = policy_table(page, path + "result.json"), curve(path + "curve.csv")
+    guess = load(RESULTS + "learning_multiturn_oracle47_256/result.json")["random"]
+    yield f"GuessNumber's random policy wins {guess['success_rate']:.0%} of games"
+    # "had to win about 16%": the least rate whose interval clears the random policy's, on
+    # attempt 3's 128 seeds.
+    short = load(RESULTS + "learning_multiturn_oracle47/result.json")["random"]
+    n = short["episodes"]
+    clear = next(k for k in range(n) if wilson_interval(k, n)[0] > interval(short)[1])
+    yield f"the trained policy had to win about {clear / n:.0%} to clear it"
+    yield f"the random policy (a uniformly random new letter) wins {fraction(run['random'])} held-out games"
+    yield f"(1 epoch, 8 LoRA steps, {run['warm_start']['sft_s']:.0f} s)"
+    yield f"so {run['warm_start']['invalid_action_rate']:.0%} of its replies repeated a letter"
+    evals = [minutes(run[key]["eval_s"]) for key in ("before", "warm_start", "after")]
+    yield f"{trained(run)}, {minutes(run['budget_s'], 1)} minutes of warm start and GRPO, {minutes(run['wall_s'])} minutes in all with the greedy evaluations on {run['after']['episodes']} seeds (before {evals[0]} minutes, warm start {evals[1]}, after {evals[2]})"
+    for key in ("before", "warm_start", "random"):  # "for any of the three references"
+        overlaps(run["after"], run[key])
+    wins, n = round(run["after"]["success_rate"] * 256), run["after"]["episodes"]
+    yield f"{wins} wins in {n} is not clear of 0 in {n} ({overlaps(run['after'], run['before'])})"
+    yield f"fell from {window(steps, 'invalid_action_rate', 1, 5):.0%} (steps 1-5) to {window(steps, 'invalid_action_rate', 25, 29):.1%} (steps 25-29), and to {run['after']['invalid_action_rate']:.0%} at greedy"
+    after, random = run["after"]["return_ci"], run["random"]["return_ci"]
+    assert after[0] > random[1]
+    rose = f"{run['warm_start']['mean_return']:.2f}".replace("-", "−")
+    yield f"rose from {rose} to {run['after']['mean_return']:.3f}, and its interval lies above the random policy's ({after[0]:.3f} > {random[1]:.3f})"
+    yield f"plateaued at about {window(steps, 'mean_return', 18, 29):.2f} from step 18 on (random: {run['random']['mean_return']:.2f};"
+    assert round(sum(r["success_rate"] for r in steps) * run["episodes_per_step"]) == 1
+    yield f"with one win in {len(steps) * run['episodes_per_step']} training episodes"
+    yield f"Steps cost {window(steps, 'step_s', 1, 5):.0f} s while replies were invalid (every episode ran 14 turns) and {window(steps, 'step_s', 25, 29):.0f} s at the end; {run['steps']} steps are {run['steps'] * 16} episodes"
+    autocast = json.loads(text_of(RESULTS + "generation_autocast_2026-11-25.txt").splitlines()[-1])
+    yield f"was {autocast['ratio']}x faster for turns of this shape"
+
+
+@checks(MULTITURN)
+def attempt_4_oracle_on_256_seeds(page: Page) -> Iterator[str]:
+    """Attempt 3 again, judged on 256 seeds: ``learning_multiturn_oracle47_256/``."""
+    run = policy_table(page, RESULTS + "learning_multiturn_oracle47_256/result.json")
+    earlier = load(RESULTS + "learning_multiturn_oracle47/result.json")
+    missed = interval(earlier["random"])[1] - interval(earlier["after"])[0]
+    yield f"missed criterion (c) by {missed:.3f} on {earlier['after']['episodes']} seeds"
+    assert minutes(run["budget_s"]) == minutes(earlier["budget_s"])
+    yield f"stopped at {run['steps']} steps instead of {earlier['steps']} in the same {minutes(run['budget_s'])}-minute budget; {minutes(run['wall_s'])} minutes in all"
+    after, before, warm = (interval(run[key]) for key in ("after", "before", "warm_start"))
+    above(run["after"], run["before"], run["warm_start"])
+    yield f"(the after interval starts at {after[0]:.3f}, above {before[1]:.3f} and {warm[1]:.3f}); (c) does not: {overlaps(run['after'], run['random'])}."
+    assert earlier["steps"] == run["steps"] + 1  # "one step longer"
+    yield f"Over {run['after']['episodes']} seeds the trained policy wins {run['after']['success_rate']:.0%} (attempt 3's model, one step longer, won {earlier['after']['success_rate']:.0%} of the first {earlier['after']['episodes']})"
+    yield f"from the random policy's {run['random']['success_rate']:.0%}"
+
+
+@checks(MULTITURN)
+def attempts_3_and_2_oracle(page: Page) -> Iterator[str]:
+    """Oracle demos, 47 and 30 minutes: ``learning_multiturn_oracle47/`` and ``_oracle/``."""
+    path = RESULTS + "learning_multiturn_oracle47/"
+    run, steps = policy_table(page, path + "result.json"), curve(path + "curve.csv")
+    n = run["after"]["episodes"]
+    yield f"oracle warm start, {minutes(run['budget_s'])} minutes of GRPO (on {n} seeds)"
+    yield f"(binary search; 1 epoch, 4 LoRA steps, {run['warm_start']['sft_s']:.0f} s), GRPO runs for {minutes(run['budget_s'])} minutes ({run['steps']} steps, {run['steps'] * 16} episodes, {run['mean_step_s']:.0f} s per step)"
+    yield f"uses {n} held-out seeds (10000-{10000 + n - 1}): {minutes(run['wall_s'])} minutes in all"
+    above(
+        run["after"], run["before"], run["warm_start"]
+    )  # "clear of the base model and of the warm start"
+    yield f"GRPO took greedy wins from {round(run['before']['success_rate'] * n)} to {round(run['after']['success_rate'] * n)} of {n}"
+    yield f"overlaps the random policy's ({overlaps(run['after'], run['random'])})"
+    short = load(RESULTS + "learning_multiturn_oracle/result.json")
+    after, random = short["after"], short["random"]
+    yield f"cut to {minutes(short['budget_s'])} minutes, {short['steps']} steps, {after['episodes']} seeds"
+    overlaps(after, random)
+    yield f"at {fraction(after)} = {after['success_rate']:.3f} {ci(after)} against the random policy's {fraction(random)} {ci(random)} on those seeds: also overlapping, by {interval(random)[1] - interval(after)[0]:.3f}"
+    success = [r["success_rate"] for r in steps]
+    yield f"averaged {mean(success[:10]):.0%} over the first ten steps and {mean(success[-10:]):.0%} over the last ten ({min(success) * 100:.0f}-{max(success):.0%} per step"
+
+
+@checks(MULTITURN)
+def attempt_1_random_warm_start(page: Page) -> Iterator[str]:
+    """GuessNumber, random demos, 30 minutes: ``learning_multiturn/``."""
+    run = policy_table(page, RESULTS + "learning_multiturn/result.json")
+    before, warm, after, random = (run[key] for key in ("before", "warm_start", "after", "random"))
+    yield f"random warm start, {minutes(run['budget_s'])} minutes"
+    yield trained(run)
+    yield f"Invalid replies {before['invalid_action_rate']:.0%} → {warm['invalid_action_rate']:.0%} at greedy; success {fraction(before)} → {fraction(warm)}"
+    assert warm["return_ci"][1] < after["return_ci"][0]
+    yield f"({warm['mean_return']:.3f} → {after['mean_return']:.3f}, the intervals do not overlap)"
+    assert interval(warm)[0] <= after["success_rate"] <= interval(warm)[1]
+    yield f"{fraction(warm)} → {fraction(after)}, inside the warm start's interval"
+    assert after["return_ci"][0] <= random["mean_return"] <= after["return_ci"][1]
+    yield f"({random['mean_return']:.3f}, inside the after interval)"
+    yield f"A step cost {run['mean_step_s']:.0f} s, so {minutes(run['budget_s'])} minutes give {run['steps'] * run['episodes_per_step']} episodes"
+
+
+# docs/real_models.md -------------------------------------------------------------------------
+
+# Column of the rejection table -> class of benchmarks/real_model_envs.py.
+CLASS_COLUMNS = {
+    **{"empty": "empty", "fence": "code fence", "move + more": "legal move + more", "case": "case"},
+    **{"[not legal]": "bracketed, not legal", "words": "move in plain words"},
+    **{"echo": "echoes the prompt", "chat": "chat / question", "prose": "other prose"},
+}
+
+
+def summaries(label: str, policy: str) -> dict[str, dict[str, Any]]:
+    """Per env, what ``policy`` did in the ``real_model_envs.py`` run ``label``."""
+    return load(f"{ENVS}{label}/results.json")["policies"][policy]["summaries"]
+
+
+def env_table(page: Page, results: str, columns: list[str]) -> list[list[str]]:
+    """A table of one row per env, each ``run:policy`` column's cell success / invalid-reply
+    rate / mean return; returns its rows."""
+    _, rows = page.table(results)
+    runs = [summaries(*column.split(":")) for column in columns]
+    assert [row[0] for row in rows] == list(runs[0]), f"{results}: the envs"
+    for row in rows:
+        found = [run[row[0]] for run in runs]
+        assert row[1:] == [
+            f"{s['success_rate']:.0%} / {s['invalid_action_rate']:.0%} / {s['mean_return']:.2f}"
+            for s in found
+        ], row[0]
+    return rows
+
+
+@checks(REAL_MODELS)
+def first_reply_per_env(page: Page) -> Iterator[str]:
+    """One turn per env, before and after issue 9's env changes: ``before32``, ``after32``,
+    ``baselines32``; then the classes of the rejected greedy replies."""
+    columns = "baselines32:random baselines32:oracle before32:greedy before32:t1 after32:greedy after32:t1"
+    env_table(page, ENVS + "{before32,after32,baselines32}/results.json", columns.split())
+    settings, same = (
+        load(f"{ENVS}{label}/results.json")["settings"] for label in ("before32", "after32")
+    )
+    keys = ("episodes", "seed", "max_turns", "max_new_tokens", "batch_size")
+    assert [settings[k] for k in keys] == [same[k] for k in keys] and settings["max_turns"] == 1
+    n = settings["episodes"]
+    yield f"{n} episodes per env on the held-out seeds {settings['seed']}-{settings['seed'] + n - 1}"
+    yield f"at most {settings['max_new_tokens']} tokens per model turn"
+    yield f"({settings['batch_size']} episodes per generation call)"
+    yield f"(one reply per episode; {n} episodes per env)"
+    oracle = summaries("baselines32", "oracle").values()
+    assert all(s["ended_by"] == {"max_turns": n} for s in oracle if not s["success_rate"])
+    yield "the oracle's 0% is the one-turn cap"
+    before, after = summaries("before32", "greedy"), summaries("after32", "greedy")
+    under = [sum(s["invalid_action_rate"] < 0.5 for s in run.values()) for run in (after, before)]
+    yield f"under 50% on {under[0]} of the {len(after)} envs after the changes (the target) and on {under[1]} before"
+    old, new = (run["TextLargestNumber-v0"] for run in (before, after))
+    yield f"goes from {old['invalid_action_rate']:.0%} invalid to {new['invalid_action_rate']:.0%} and from {round(old['success_rate'] * n)}/{n} to {round(new['success_rate'] * n)}/{n} right"
+    countdown = ("TextCountdown-v0", "TextCountdownEasy-v0")
+    assert len({before[env]["invalid_action_rate"] for env in countdown}) == 1
+    falls = sorted(after[env]["invalid_action_rate"] for env in countdown)
+    yield f"Countdown's greedy invalid rate falls from {before[countdown[0]]['invalid_action_rate']:.0%} to {falls[0] * 100:.0f}-{falls[1]:.0%}"
+    sampled = [summaries(label, "t1") for label in ("before32", "after32")]
+    invalid = [{env: s["invalid_action_rate"] for env, s in run.items()} for run in sampled]
+    change = {env: round((invalid[1][env] - rate) * n) for env, rate in invalid[0].items()}
+    rises = [env for env, replies in change.items() if replies > 0]
+    assert rises == [
+        "TextFrozenLake-v1",
+        "TextCliffWalking-v1",
+        "TextBlackjack-v1",
+        "TextMastermindHard-v0",
+    ]
+    assert all(change[env] <= 2 for env in rises), "by one or two replies of 32"
+    named = ["TextWordle-v0", "TextGuessNumber-v0", "TextTicTacToe-v0", "TextLargestNumber-v0"]
+    examples = ", ".join(
+        f"{env[4:-3]} {invalid[0][env]:.0%} to {invalid[1][env]:.0%}" for env in named
+    )
+    yield f"falls on {sum(c < 0 for c in change.values())} envs (for example {examples}), is unchanged on {sum(c == 0 for c in change.values())}, and rises on {len(rises)} by one or two replies of {n}"
+    assert [env for env, rate in invalid[1].items() if rate < 0.5] == ["TextHangman-v0"], (
+        "one env only"
+    )
+    yield f"(Hangman, {sampled[1]['TextHangman-v0']['invalid_action_rate']:.0%})"
+    # Why: the classes of the rejected greedy replies, before the changes; after, only "words" moved.
+    header, rows = page.table(ENVS + "before32/results.json")
+    old, new = (
+        load(f"{ENVS}{label}/results.json")["policies"]["greedy"]["rejections"]
+        for label in ("before32", "after32")
+    )
+    assert header[1:] == ["rejected", *CLASS_COLUMNS, "cut off"]
+    assert [row[0] for row in rows] == list(old)
+    for row in rows:
+        found = old[row[0]]
+        classes = [found["classes"].get(name, 0) for name in CLASS_COLUMNS.values()]
+        assert row[1:] == [str(x) for x in (found["rejected"], *classes, found["cut_off"])], row[0]
+    words = CLASS_COLUMNS["words"]
+    for env, found in new.items():  # a reply now accepted leaves its class
+        assert not found["classes"] or {**found["classes"], words: 0} == {
+            **old[env]["classes"],
+            words: 0,
+        }, env
+    assert new["TextLargestNumber-v0"]["rejected"] == 0
+    kept = [f"{new[env]['classes'][words]} of {old[env]['classes'][words]}" for env in countdown]
+    yield f"LargestNumber's {old['TextLargestNumber-v0']['classes'][words]} are accepted, and Countdown keeps {kept[0]} and CountdownEasy {kept[1]}"
+
+
+@checks(REAL_MODELS)
+def warm_start_on_random_demos(page: Page) -> Iterator[str]:
+    """Greedy over 4 turns, before and after a LoRA warm start on random demos of all 19 envs:
+    ``warmstart_table.md``, the runs it tabulates, ``warmstart_sft.txt``."""
+    columns = ["random4:random", "warmstart_before4:greedy", "warmstart_after4_v3:greedy"]
+    rows = env_table(page, ENVS + "warmstart_table.md", columns)
+    assert rows == [
+        cells(line)
+        for line in text_of(ENVS + "warmstart_table.md").splitlines()
+        if line.startswith("| Text")
+    ]
+    over, envs, turns = base_model_over_four_turns()
+    yield f"(up to {turns} model turns)"
+    yield f"its replies are invalid more than half the time on {over} of the {envs} native envs"
+    log = text_of(ENVS + "warmstart_sft.txt")
+    episodes, seconds = re.search(r"sft: (\d+) episodes .* in (\d+) s", log).groups()
+    yield f"{episodes} episodes, two epochs, {minutes(int(seconds))} minutes on the 2-core CPU"
+    yield f"Over {turns} turns, and after"
+    settings = load(ENVS + "warmstart_after4_v3/results.json")["settings"]
+    yield f"at most {settings['max_turns']} turns of at most {settings['max_new_tokens']} tokens"
+    labels = (
+        "warmstart_before4",
+        "warmstart_after4",
+        "warmstart_after4_2ep",
+        "warmstart_after4_v3",
+    )
+    runs = {label: summaries(label, "greedy") for label in labels}
+    under = {
+        label: [sum(s["invalid_action_rate"] < bar for s in run.values()) for bar in (0.5, 0.2)]
+        for label, run in runs.items()
+    }
+    (first, second), (last, final) = under["warmstart_before4"], under["warmstart_after4_v3"]
+    yield f"under 50%: {first} of 19 envs before, {last} of 19 after; under 20%: {second} before, {final} of 19 after"
+    rate = lambda label, env: f"{runs[label][env]['invalid_action_rate']:.0%}"  # noqa: E731
+    left = [env for env, s in runs[labels[-1]].items() if s["invalid_action_rate"] >= 0.2]
+    assert left == ["TextWordle-v0", "TextTicTacToe-v0", "TextSudoku-v0", "TextSudoku9x9-v0"]
+    yield f"TextWordle, {rate(labels[-1], 'TextWordle-v0')}:"
+    yield f"TextTicTacToe, {rate(labels[-1], 'TextTicTacToe-v0')}:"
+    yield f"TextSudoku, {rate(labels[-1], 'TextSudoku-v0')}, and TextSudoku9x9, {rate(labels[-1], 'TextSudoku9x9-v0')}:"
+    assert rate(labels[1], "TextWordle-v0") == rate(labels[2], "TextWordle-v0")
+    yield f"5 letters, so {rate(labels[1], 'TextWordle-v0')} invalid there"
+    yield f"took the count from {under['warmstart_after4'][1]} to {final}"
+    hangman, hard = (
+        [rate(label, env) for label in labels[1:]]
+        for env in ("TextHangman-v0", "TextHangmanHard-v0")
+    )
+    yield f"Hangman went from {hangman[0]} to {hangman[1]} and HangmanHard from {hard[0]} to {hard[1]} ({hangman[2]} and {hard[2]} in the final run)"
+    assert "(40% of the tokens trained were padding)" in log
+    yield "batches in random order were 40% padding"
+    took = [int(m) + int(s) / 60 for m, s in re.findall(r"(\d+) m (\d+) s", log)[:3]]
+    yield f"took {took[2]:.0f} minutes where one had taken {took[0]:.0f}"
+    yield f"({rate(labels[2], 'TextCountdown-v0')} and {rate(labels[2], 'TextCountdownEasy-v0')} invalid)"
+    assert rate(labels[-1], "TextCountdown-v0") == rate(labels[-1], "TextCountdownEasy-v0") == "0%"
+    yield "both Countdown envs are at 0%"
+    largest = [
+        f"{run['TextLargestNumber-v0']['success_rate']:.0%}"
+        for run in (runs[labels[0]], runs[labels[-1]], summaries("random4", "random"))
+    ]
+    assert largest[1] == largest[2]
+    yield f"({largest[0]} → {largest[1]}, the random policy's rate)"
+
+
+@checks(REAL_MODELS)
+def rollout_overhead(page: Page) -> Iterator[str]:
+    """16 Wordle episodes of 6 turns: ``rollout_overhead_smollm2.txt``."""
+    path = RESULTS + "rollout_overhead_smollm2.txt"
+    log = text_of(path)
+    find = lambda pattern: re.search(pattern, log).groups()  # noqa: E731
+    total, outside = find(r"rollout ([\d.]+) s, inside generation [\d.]+ s, outside ([\d.]+) s")
+    share, target, ratio = find(
+        r"outside generation: ([\d.]+)% of rollout time \(target <= ([\d.]+)%: met; ratio to target ([\d.]+)\)"
+    )
+    calls, naive = find(
+        r"generation calls: (\d+) \(one per turn; episodes x turns would be (\d+)\)"
+    )
+    last, worst, bound = find(
+        r"turn 6 / turn 1 = ([\d.]+)x, worst turn / turn 1 = ([\d.]+)x \(target <= ([\d.]+)x: met\)"
+    )
+    whole, prefill, prefill_share, threshold = find(
+        r"whole turn ([\d.]+) s, prefill \+ 1 token ([\d.]+) s \(medians of 3\) -> prefill share ([\d.]+)% \(threshold (\d+)%"
+    )
+    full, reused, speedup, turn6 = find(
+        r"generation total: ([\d.]+) s -> ([\d.]+) s: ([\d.]+)x faster; turn 6: ([\d.]+)x"
+    )
+    turn6_full, turn6_reused = find(
+        r"turn 6: full prefill\s+([\d.]+) s, reusing the cache\s+([\d.]+) s"
+    )
+    _, rows = page.table(path)
+    assert [row[1:] for row in rows] == [
+        [
+            f"{share}% ({outside} s of {float(total):.1f} s)",
+            f"under {target}%: met (ratio {ratio})",
+        ],
+        [f"{calls} (one per turn, not {naive})", "one per turn: met"],
+        [f"{last}x (worst turn {worst}x)", f"at most {bound}x: met"],
+        [f"{float(prefill_share):.0f}%", f"over {threshold}% means reuse pays"],
+        [f"{speedup}x faster ({float(full):.1f} s to {float(reused):.1f} s)", ""],
+        [f"{turn6}x faster ({float(turn6_full):.1f} s to {float(turn6_reused):.1f} s)", ""],
+    ]
+    episodes, turns, tokens = find(
+        r"(\d+) episodes x (\d+) turns, (\d+) new tokens per turn at most"
+    )
+    yield f"with {episodes} TextWordle-v0 episodes of {turns} turns and at most {tokens} sampled tokens per turn"
+    yield "({} to {} tokens) were generated again".format(*find(r"input (\d+)\.\.(\d+) tokens"))
+    yield f"budget ({float(whole):.1f} s) and with one new token ({float(prefill):.1f} s:"
+    yield f"was {float(prefill_share):.0f}% of that turn's generation time, far over the {threshold}% threshold"
+    shown = re.search(r"reusing the cache:\n+```text\n(.*?)```", page.raw, re.S)[1]
+    assert all(line in log for line in shown.splitlines()), "the printout is the file's"
+
+
+def profiles(name: str) -> list[dict[str, Any]]:
+    """The runs of a ``grpo_step_profile*.txt`` (their JSON lines), each setting with the steps
+    measured after its warm-up step: (seconds, mean completion length)."""
+    runs, steps = [], {}
+    lines = text_of(RESULTS + name).splitlines()
+    for line, following in zip(lines, [*lines[1:], ""], strict=True):
+        if m := re.match(r"(\S+)\s+step \d+:\s+([\d.]+) s", line):
+            length = float(re.search(r"'completions/mean_length': '([\d.]+)'", following)[1])
+            steps.setdefault(m[1], []).append((float(m[2]), length))
+        elif line.startswith('{"env"'):
+            runs.append(json.loads(line))
+            for setting, measured in steps.items():
+                runs[-1]["settings"][setting]["measured"] = measured[1:]
+            steps = {}
+    return runs
+
+
+@checks(REAL_MODELS)
+def grpo_step_on_a_cpu(page: Page) -> Iterator[str | list[str]]:
+    """One GRPO step of SmolLM2, TRL's defaults against trl-env's: ``grpo_step_profile*.txt``,
+    ``gpu_generation_check.txt``."""
+    (final,), (first,) = (
+        profiles("grpo_step_profile.txt"),
+        profiles("grpo_step_profile_2026-11-25.txt"),
+    )
+    before, after = final["settings"]["before"], final["settings"]["after"]
+    _, rows = page.table(RESULTS + "grpo_step_profile.txt")
+    for row, s in zip(rows, (before, after), strict=True):
+        assert row[0].startswith(f"`{s['setting']}`")
+        assert row[1:] == [
+            *(f"{s[k]:.1f} s" for k in ("step_s", "generation_s", "training_s")),
+            f"{s['padding_waste']:.0%}",
+            f"{s['peak_memory_gb']:.1f} GB",
+        ]
+    yield "({} episodes, up to {} turns, {} tokens per turn)".format(
+        *re.search(
+            r"(\d+) episodes/step, up to (\d+) turns, (\d+) tokens/turn",
+            text_of(RESULTS + "grpo_step_profile.txt"),
+        ).groups()
+    )
+    yield f"mean of {before['steps']} steps after a warm-up step"
+    yield f"{final['ratio']:.2f}x per step"
+    assert after["step_s"] <= 25
+    yield "the goal of at most 25 s per step is met"
+    took = [f"{s:.1f}" for s, _ in after["measured"]]
+    yield f"The four measured `after` steps took {', '.join(took[:-1])} and {took[-1]} s"
+    lengths = [length for _, length in after["measured"]]
+    yield f"(mean completions of {min(lengths):.0f} to {max(lengths):.0f} tokens here"
+    (review,) = profiles("grpo_step_profile_2026-11-26d.txt")
+    took = [f"{s:.1f}" for s, _ in review["settings"]["after"]["measured"]]
+    yield f"gave {review['after_s']:.1f} s, with steps of {', '.join(took[:-1])} and {took[-1]} s"
+    earlier, longer = (
+        run["settings"]["after"] for run in profiles("grpo_step_profile_2026-11-26c.txt")
+    )
+    yield f"gave {earlier['step_s']:.1f} s (commit 8154c4b"
+    yield f"and {longer['step_s']:.1f} s (commit 158ef1f, before the last one, with longer episodes: {' and '.join(f'{n:.0f}' for _, n in longer['measured'])} tokens)"
+    (second,), (third,) = (
+        profiles("grpo_step_profile_2026-11-26b.txt"),
+        profiles("grpo_step_profile_2026-11-26a.txt"),
+    )
+    yield f"gave {second['before_s']:.1f} s before and {second['after_s']:.1f} s after"
+    yield f"the one before it {third['before_s']:.1f} s and {third['after_s']:.1f} s"
+    gap, previous = final["bf16_logprob_gap"], second["settings"]["after"]["bf16_gap"]
+    yield f"is {gap['mean']:.3f} nats on average (max {gap['max']:.2f}, over {gap['tokens']} sampled tokens; {previous['mean']:.3f} in the previous run)"
+    training = [
+        run["settings"][s]["training_s"]
+        for run, s in ((third, "before"), (third, "after"), (second, "after"))
+    ]
+    yield f"the training part took {training[1]:.1f} s instead of {training[0]:.1f} s (the first profile run)"
+    yield f"training {training[1]:.1f} s to {training[2]:.1f} s between two runs"
+    plain, checkpointed = first["settings"]["no-checkpointing"], first["settings"]["before"]
+    yield f"{plain['step_s']:.1f} s against {checkpointed['step_s']:.1f} s, {plain['peak_memory_gb']:.1f} GB against {checkpointed['peak_memory_gb']:.1f} GB"
+    yield f"the padding waste ({after['padding_waste']:.0%})"
+    log = text_of(RESULTS + "gpu_generation_check.txt")
+    gpu = json.loads(log.splitlines()[-1])
+    assert gpu["ok"] and gpu["greedy_same_tokens"] == 1
+    assert max(gpu["sampled_vs_teacher_forced_max_gap"], gpu["unmasked_layout_max_gap"]) < 1e-6
+    yield f"inverse-CDF frequencies within {gpu['inverse_cdf_max_frequency_error']:.4f} of the distribution"
+    yield "one H100, torch {}, transformers {}".format(
+        *re.search(r"torch (\d+\.\d+)\.\S+, transformers (\d+\.\d+)", log).groups()
+    )
+
+
+def before_after_table(page: Page, results: str) -> dict[str, Any]:
+    """A held-out evaluation before and after training (a ``real_model_learning.py``
+    ``result.json``), one column each; returns the file."""
+    run = load(results)
+    header, rows = page.table(results)
+    assert header[1:] == ["Before", header[2]] and header[2].startswith(
+        f"After {run['steps']} steps"
+    )
+    for row in rows:
+        for cell, block in zip(row[1:], (run["before"], run["after"]), strict=True):
+            low, high = block["return_ci"]
+            assert (
+                cell
+                == {
+                    "Success rate (95% Wilson CI)": f"{fraction(block)} = {block['success_rate']:.2f} {ci(block)}",
+                    "Mean return (95% CI)": f"{block['mean_return']:.3f} [{low:.3f}, {high:.3f}]",
+                    "Mean return": f"{block['mean_return']:.3f}",
+                    "Invalid-reply rate": f"{block['invalid_action_rate']:.0%}",
+                }[row[0]]
+            ), f"{results}: {row[0]}"
+    return run
+
+
+@checks(REAL_MODELS)
+def learning_in_minutes(page: Page) -> Iterator[str | list[str]]:
+    """TextLargestNumber-v0 learns in 14 minutes, TextTicTacToe-v0 not in 40
+    (``real_model_learning/``); LoRA against full fine-tuning (``compare_lora/``)."""
+    path = RESULTS + "real_model_learning/TextLargestNumber-v0/"
+    run, steps = before_after_table(page, path + "result.json"), curve(path + "curve.csv")
+    split = run["step_time_split"]
+    yield f"After {run['steps']} steps ({minutes(run['train_s'])} min)"
+    yield f"{run['episodes_per_step']} episodes per step (2 tasks x 4 generations)"
+    yield f"lies entirely above the before interval ({above(run['after'], run['before'])})"
+    yield [
+        f"after {run['steps']} steps ({train} s, {step} s per step); the whole run, evaluations included, took {run['wall_s']:.0f} s"
+        for train in forms(run["train_s"], 0)
+        for step in forms(run["mean_step_s"], 1)
+    ]
+    yield f"generation {split['generation']:.0%}, env and rollout bookkeeping {split['env']:.2%}, training {split['training']:.0%}"
+    yield f"invalid-reply rate {window(steps, 'invalid_action_rate', 1, 20):.2f} over steps 1-20, {window(steps, 'invalid_action_rate', 21, 40):.2f} over 21-40"
+    early = [window(steps, "success_rate", a, a + 19) for a in (1, 21, 41)]
+    later = [window(steps, "success_rate", a, a + 19) for a in range(61, len(steps) + 1, 20)]
+    yield f"batch success {early[0]:.2f} (steps 1-20), {early[1]:.2f} (21-40), {early[2]:.2f} (41-60) and {min(later):.2f}-{max(later):.2f} afterwards"
+    yield f"starts at {run['before']['success_rate']:.0%} here, not at {summaries('before32', 'greedy')['TextLargestNumber-v0']['success_rate']:.0%}"
+    # The multi-turn results docs/multiturn.md details, in one sentence.
+    best, first = (
+        load(f"{RESULTS}{name}/result.json")
+        for name in ("learning_multiturn_oneshot", "learning_multiturn_hangman_immediate")
+    )
+    above(best["after"], best["before"], best["warm_start"], best["random"])
+    yield f"then {best['steps']} GRPO steps"
+    yield f"from {fraction(best['before'])} to {fraction(best['after'])} {ci(best['after'])}, above the base model's, the warm start's and the random policy's {fraction(best['random'])}"
+    yield f"{first['steps']} steps, {fraction(first['after'])} {ci(first['after'])}"
+    # TicTacToe: the greedy result did not move.
+    path = RESULTS + "real_model_learning/TextTicTacToe-v0/"
+    run, steps = before_after_table(page, path + "result.json"), curve(path + "curve.csv")
+    before, n, split = run["before"], run["before"]["episodes"], run["step_time_split"]
+    yield f"| Before | After {run['steps']} steps |"
+    first = summaries("before32", "greedy")
+    yield f"already valid at greedy ({first['TextTicTacToe-v0']['invalid_action_rate']:.0%} invalid in the env table)"
+    chats = {
+        f"{first[env]['invalid_action_rate']:.0%}"
+        for env in ("TextGuessNumber-v0", "TextMastermind-v0", "TextWordle-v0")
+    }
+    assert len(chats) == 1
+    yield f"chats or writes prose on every seed ({chats.pop()} invalid)"
+    yield f"{before['invalid_action_rate']:.0%} of its replies are invalid and it wins {round(before['success_rate'] * n)} of {n}"
+    yield f"{run['episodes_per_step']} episodes per step), up to 6 model turns"
+    yield f"{run['steps']} steps in {minutes(run['train_s'])} minutes ({run['mean_step_s']:.0f} s per step: generation {split['generation']:.0%}, env {split['env']:.2%}, training {split['training']:.0%})"
+    invalid = [f"{window(steps, 'invalid_action_rate', a, a + 9):.2f}" for a in (1, 11, 21)]
+    wins = [window(steps, "success_rate", a, a + 9) for a in (1, 11, 21)]
+    yield f"fell from {invalid[0]} (mean of steps 1-10) to {invalid[1]} (11-20) and {invalid[2]} (21-30), the mean return rose from {window(steps, 'mean_return', 1, 10):.2f} to {window(steps, 'mean_return', 21, 30):.2f}, and the win rate stayed at {min(wins) * 100:.0f}-{max(wins):.0%}"
+    yield f"a step costs {run['mean_step_s']:.0f} s"
+    yield f"{minutes(run['train_s'])} minutes give {run['steps'] * run['episodes_per_step']} episodes"
+    log = text_of(RESULTS + "real_model_learning/compare_lora/TextTicTacToe-v0.txt")
+    (lora, lora_train), (full, full_train) = re.findall(
+        r"([\d.]+) s/step, training part ([\d.]+) s/step over 2 steps", log
+    )
+    assert "--batch-size 8 " in log and "--max-steps 3 " in log
+    yield "(TextTicTacToe-v0, 8 episodes per step, steps 2 and 3 averaged"
+    yield f"LoRA {lora} s per step (training part {lora_train} s), full fine-tuning {full} s ({full_train} s)"
+
+
+# docs/cli.md --------------------------------------------------------------------------------
+
+
+@checks(CLI)
+def cli_figures(page: Page) -> Iterator[str]:
+    """Memory and speed of a real model's CPU defaults: ``hangman_default_amd_epyc/``,
+    ``grpo_step_profile*.txt``, ``generation_autocast.txt``; a head-to-head interval."""
+    _, _, first, fourth = hangman_on_amd_epyc()
+    yield f"--warm-start-episodes 16` peaked at {fourth['peak_rss_gb']:.1f} GB of RSS"
+    yield f"`--max-steps 2` peaked at {first['peak_rss_gb']:.1f} GB"
+    memory = text_of(RESULTS + "hangman_default_amd_epyc/checkpointing_memory.txt")
+    kept, recomputed = (
+        float(re.search(rf"^LoRA, {kind}.*?forward pass\s+([\d.]+) GB", memory, re.M)[1])
+        for kind in ("non-reentrant", "reentrant")
+    )
+    yield f"8 x 1024 tokens peaked at {kept:.1f} GB against {recomputed:.1f} GB"
+    (final,), (first,) = (
+        profiles("grpo_step_profile.txt"),
+        profiles("grpo_step_profile_2026-11-25.txt"),
+    )
+    yield f"takes {final['after_s']:.1f} s instead of {final['before_s']:.1f} s with TRL's trainer"
+    yield f"used {first['settings']['no-checkpointing']['peak_memory_gb']:.1f} GB instead of {first['settings']['before']['peak_memory_gb']:.1f} GB"
+    log = text_of(RESULTS + "generation_autocast.txt")
+    ratios = [float(x) for x in re.findall(r'"ratio": ([\d.]+)', log)]
+    unmerged, merged = (
+        re.findall(rf"^{label}\s+([\d.]+) s", log, re.M)
+        for label in ("bf16 autocast, frozen copies, LoRA unmerged", "bf16 autocast")
+    )
+    gains = sorted(float(u) / float(m) for u, m in zip(unmerged, merged, strict=True))
+    yield f"({min(ratios):.2f}x-{max(ratios):.2f}x faster than float32 and {gains[0]:.2f}x-{gains[-1]:.2f}x faster than the unmerged bf16 copies in two runs"
+    # Perfect play against itself draws every game: a score of 0.5, its interval recomputed.
+    low, high = wilson_interval(20, 40)
+    yield f"score 0.500, interval [{low:.3f}, {high:.3f}] over 40 games"
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def run_checks(name: str, selected: list[Check]) -> Page:
+    page = Page(name)
+    for check in selected:
+        for phrase in check(page):
+            page.claim(phrase)
+    return page
+
+
+@pytest.mark.parametrize(
+    ("name", "check"),
+    [(name, check) for name, found in CHECKS.items() for check in found],
+    ids=lambda x: getattr(x, "__name__", x),
+)
+def test_figures_match_results(name: str, check: Check) -> None:
+    run_checks(name, [check])
+
+
+@pytest.mark.parametrize("name", list(CHECKS))
+def test_every_figure_is_checked_or_listed(name: str) -> None:
+    unchecked = run_checks(name, CHECKS[name]).unchecked()
+    assert not unchecked, (
+        f"{name}: figures that no check ties to a results file: {unchecked}; check them against "
+        "their file, or list them in UNBACKED_FIGURES or NOT_MEASUREMENTS with the reason"
+    )
