@@ -133,6 +133,8 @@ NOT_MEASUREMENTS: dict[str, list[str]] = {
         *("over 3 turns with a repeated prompt", "The 8 episodes of a group"),
         "one turn of at most 16 tokens per episode",
         "about 1 GB of AdamW moments",  # 2 x 134.5M float32 numbers
+        # The library versions the fast paths were tested with (trl_env.trl.fast.TESTED).
+        "trl 1.16, transformers 5.24, peft 0.21, torch 2.13",
     ],
     CLI: [
         *("95%", "inside 0–100% and is not empty at 0 or 100%", "every 30 seconds"),
