@@ -10,10 +10,13 @@ file once and caches the model directory under ``$TRL_ENV_CACHE/gguf`` (default
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from trl_env._summary import wilson_interval  # re-exported: the benchmarks import it from here
 
@@ -21,10 +24,15 @@ __all__ = [
     "DEFAULT_GGUF",
     "DEFAULT_MODEL",
     "catalogue_ids",
+    "cli",
+    "git_commit",
     "model_available",
     "resolve_model",
+    "run_settings_flags",
     "wilson_interval",
 ]
+
+_ROOT = Path(__file__).resolve().parent.parent
 
 _CACHE = Path(
     os.environ.get("TRL_ENV_SMOLLM2_DIR")
@@ -74,3 +82,27 @@ def catalogue_ids() -> Sequence[str]:
     from trl_env.envs import env_specs
 
     return [spec.id for spec in env_specs("catalogue")]
+
+
+def cli(argv: Sequence[str]) -> list[str]:
+    """``trl-env ...`` (``argv``) run by this interpreter, with no reliance on PATH."""
+    return [sys.executable, "-m", "trl_env", *argv[1:]]
+
+
+def git_commit() -> str | None:
+    """The short commit of the checkout the benchmark runs from (``None`` outside git)."""
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=_ROOT, capture_output=True, text=True
+    )
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def run_settings_flags(settings: Mapping[str, Any]) -> list[str]:
+    """``trl-env eval`` flags that play a run's games as it trained on them: its env kwargs, turn
+    limit, token limits and system prompt (``settings``: the run's ``config.yaml``)."""
+    flags = ["--env-kwargs", json.dumps(settings.get("env_kwargs") or {})]
+    if settings.get("max_turns"):
+        flags += ["--max-turns", str(settings["max_turns"])]
+    flags += ["--max-new-tokens", str(settings["max_new_tokens_per_turn"])]
+    flags += ["--max-completion-length", str(settings["max_completion_length"])]
+    return [*flags, "--system-prompt", settings.get("system_prompt") or ""]

@@ -38,9 +38,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _real_model import DEFAULT_GGUF
+from _real_model import DEFAULT_GGUF, cli, git_commit, run_settings_flags
 
-ROOT = Path(__file__).resolve().parent.parent
 MATCHES = {
     "vs_warm_start": ("run", "warm_start"),
     "vs_random_trained": ("run", "random"),
@@ -79,11 +78,6 @@ def train_command(args: argparse.Namespace, run: Path) -> list[str]:
     return [*command, *args.train_arg, "--out", str(run), "--no-progress"]
 
 
-def _cli(argv: list[str]) -> list[str]:
-    """``trl-env ...`` run by this interpreter (no reliance on PATH)."""
-    return [sys.executable, "-m", "trl_env", *argv[1:]]
-
-
 def eval_command(
     args: argparse.Namespace, policy: str, opponent: str, settings: dict[str, Any], out: Path
 ) -> list[str]:
@@ -92,22 +86,7 @@ def eval_command(
                "--episodes", str(args.eval_episodes), "--seed", str(args.eval_seed),
                "--temperature", "0", "--batch-size", str(args.eval_batch_size), "--json",
                "--no-progress", "--out", str(out), "--overwrite"]  # fmt: skip
-    command += ["--env-kwargs", json.dumps(settings.get("env_kwargs") or {})]
-    if settings.get("max_turns"):
-        command += ["--max-turns", str(settings["max_turns"])]
-    for flag, key in (
-        ("--max-new-tokens", "max_new_tokens_per_turn"),
-        ("--max-completion-length", "max_completion_length"),
-    ):
-        command += [flag, str(settings[key])]
-    return [*command, "--system-prompt", settings.get("system_prompt") or ""]
-
-
-def _commit() -> str | None:
-    done = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    )
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    return [*command, *run_settings_flags(settings)]
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -119,7 +98,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     train = train_command(args, run)
     print("$", shlex.join(train), flush=True)
     started = time.perf_counter()
-    subprocess.run(_cli(train), check=True)
+    subprocess.run(cli(train), check=True)
     wall_s = time.perf_counter() - started
     import yaml
 
@@ -135,7 +114,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         commands[name] = shlex.join(command)
         print("$", commands[name], flush=True)
         # stdout is the JSON report; stderr (progress, errors) goes to the terminal.
-        done = subprocess.run(_cli(command), check=True, stdout=subprocess.PIPE, text=True)
+        done = subprocess.run(cli(command), check=True, stdout=subprocess.PIPE, text=True)
         report = json.loads(done.stdout)
         result[name] = {key: report[key] for key in KEYS}
     trained, warm = result["vs_random_trained"], result["vs_random_warm_start"]
@@ -151,7 +130,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "machine": record["machine"],
             "idle": load_before < 0.5,
             "load_average_before": round(load_before, 2),
-            "commit": _commit(),
+            "commit": git_commit(),
             "command": shlex.join(train),
             "eval_commands": commands,
         }
