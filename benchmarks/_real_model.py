@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,15 @@ from trl_env._summary import wilson_interval  # re-exported: the benchmarks impo
 __all__ = [
     "DEFAULT_GGUF",
     "DEFAULT_MODEL",
+    "TrainedRun",
     "catalogue_ids",
     "cli",
     "git_commit",
     "model_available",
     "resolve_model",
+    "run_facts",
     "run_settings_flags",
+    "run_train",
     "wilson_interval",
 ]
 
@@ -106,3 +110,52 @@ def run_settings_flags(settings: Mapping[str, Any]) -> list[str]:
     flags += ["--max-new-tokens", str(settings["max_new_tokens_per_turn"])]
     flags += ["--max-completion-length", str(settings["max_completion_length"])]
     return [*flags, "--system-prompt", settings.get("system_prompt") or ""]
+
+
+@dataclass
+class TrainedRun:
+    """A train command this benchmark ran: the run's ``config.yaml`` (``settings``) and
+    ``run.json`` (``record``), the command's wall time and the load average before it."""
+
+    settings: dict[str, Any]
+    record: dict[str, Any]
+    wall_s: float
+    load_before: float
+
+
+def run_train(command: Sequence[str], run: Path) -> TrainedRun:
+    """Run a ``trl-env train`` command (printed first), timed, and read what its run folder says."""
+    import shlex
+    import time
+
+    import yaml
+
+    load_before = os.getloadavg()[0]
+    print("$", shlex.join(command), flush=True)
+    started = time.perf_counter()
+    subprocess.run(cli(command), check=True)
+    wall_s = time.perf_counter() - started
+    settings = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
+    record = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    return TrainedRun(settings, record, wall_s, load_before)
+
+
+def run_facts(trained: TrainedRun, command: Sequence[str]) -> dict[str, Any]:
+    """What a result file says about the train command behind it: its steps, what stopped it,
+    its wall time and peak memory, the machine (and whether it was idle: the load average before
+    the run under 0.5), the commit and the command."""
+    import shlex
+
+    record = trained.record
+    return {
+        "steps": record["steps"],
+        "stopped_by": record["stopped_by"],
+        "wall_s": round(trained.wall_s, 1),
+        "peak_rss_gb": record["peak_rss_gb"],
+        "cpu": record["machine"]["summary"],
+        "machine": record["machine"],
+        "idle": trained.load_before < 0.5,
+        "load_average_before": round(trained.load_before, 2),
+        "commit": git_commit(),
+        "command": shlex.join(command),
+    }

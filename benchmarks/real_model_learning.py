@@ -27,17 +27,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _real_model import DEFAULT_GGUF, cli, git_commit, run_settings_flags, wilson_interval
+from _real_model import DEFAULT_GGUF, cli, run_facts, run_settings_flags, run_train, wilson_interval
 
 REFERENCES = ("before", "warm_start", "random")
 
@@ -103,16 +101,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out = Path(args.out)
     run = out / "run"
     out.mkdir(parents=True, exist_ok=True)
-    load_before = os.getloadavg()[0]
     train = train_command(args, run)
-    print("$", shlex.join(train), flush=True)
-    started = time.perf_counter()
-    subprocess.run(cli(train), check=True)
-    wall_s = time.perf_counter() - started
-    import yaml
-
-    settings = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
-    record = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    trained = run_train(train, run)
+    settings = trained.settings
     policies = {"before": args.model, "random": "random", "after": str(run)}
     if (run / "warm_start").is_dir():
         policies["warm_start"] = str(run / "warm_start")
@@ -137,16 +128,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "after_above_all": all(
                 result["after"]["success_ci_low"] > r["success_ci_high"] for r in references
             ),
-            "steps": record["steps"],
-            "stopped_by": record["stopped_by"],
-            "wall_s": round(wall_s, 1),
-            "peak_rss_gb": record["peak_rss_gb"],
-            "cpu": record["machine"]["summary"],
-            "machine": record["machine"],
-            "idle": load_before < 0.5,
-            "load_average_before": round(load_before, 2),
-            "commit": git_commit(),
-            "command": shlex.join(train),
+            **run_facts(trained, train),
             "eval_commands": commands,
         }
     )

@@ -28,17 +28,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _real_model import DEFAULT_GGUF, cli, git_commit, run_settings_flags
+from _real_model import DEFAULT_GGUF, cli, run_facts, run_settings_flags, run_train
 
 MATCHES = {
     "vs_warm_start": ("run", "warm_start"),
@@ -94,16 +92,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out = Path(args.out)
     run = out / "run"
     out.mkdir(parents=True, exist_ok=True)
-    load_before = os.getloadavg()[0]
     train = train_command(args, run)
-    print("$", shlex.join(train), flush=True)
-    started = time.perf_counter()
-    subprocess.run(cli(train), check=True)
-    wall_s = time.perf_counter() - started
-    import yaml
-
-    settings = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
-    record = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    trained = run_train(train, run)
+    settings = trained.settings
     policies = {"run": str(run), "warm_start": str(run / "warm_start"), "random": "random"}
     result: dict[str, Any] = {"env": args.env}
     commands = {}
@@ -122,16 +113,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         {
             "beats_warm_start": result["vs_warm_start"]["score_ci_low"] > 0.5,
             "wins_more_vs_random": trained["win_ci_low"] > warm["win_ci_high"],
-            "steps": record["steps"],
-            "stopped_by": record["stopped_by"],
-            "wall_s": round(wall_s, 1),
-            "peak_rss_gb": record["peak_rss_gb"],
-            "cpu": record["machine"]["summary"],
-            "machine": record["machine"],
-            "idle": load_before < 0.5,
-            "load_average_before": round(load_before, 2),
-            "commit": git_commit(),
-            "command": shlex.join(train),
+            **run_facts(trained, train),
             "eval_commands": commands,
         }
     )
