@@ -102,8 +102,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     run = out / "run"
     out.mkdir(parents=True, exist_ok=True)
     train = train_command(args, run)
-    trained = run_train(train, run)
-    settings = trained.settings
+    train_run = run_train(train, run)
+    settings = train_run.settings
     policies = {"before": args.model, "random": "random", "after": str(run)}
     if (run / "warm_start").is_dir():
         policies["warm_start"] = str(run / "warm_start")
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "after_above_all": all(
                 result["after"]["success_ci_low"] > r["success_ci_high"] for r in references
             ),
-            **run_facts(trained, train),
+            **run_facts(train_run, train),
             "eval_commands": commands,
         }
     )

@@ -93,8 +93,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     run = out / "run"
     out.mkdir(parents=True, exist_ok=True)
     train = train_command(args, run)
-    trained = run_train(train, run)
-    settings = trained.settings
+    train_run = run_train(train, run)
+    settings = train_run.settings
     policies = {"run": str(run), "warm_start": str(run / "warm_start"), "random": "random"}
     result: dict[str, Any] = {"env": args.env}
     commands = {}
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         {
             "beats_warm_start": result["vs_warm_start"]["score_ci_low"] > 0.5,
             "wins_more_vs_random": trained["win_ci_low"] > warm["win_ci_high"],
-            **run_facts(trained, train),
+            **run_facts(train_run, train),
             "eval_commands": commands,
         }
     )

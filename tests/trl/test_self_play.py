@@ -285,3 +285,58 @@ def test_train_self_play_usage_errors(capsys: pytest.CaptureFixture[str]) -> Non
     assert "TextWordle-v0 is a one-player env" in err and "TextTicTacToe-v0" in err
     assert main(["train", "TextTicTacToe-v0", "--opponent", "pool", "--num-generations", "2"]) == 2
     assert "even num_generations of at least 4" in capsys.readouterr().err
+
+
+def test_the_self_play_benchmark_runs_the_product_end_to_end(
+    tiny_model_dir: str, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """benchmarks/self_play.py: one train command, three head-to-head evals, one JSON line."""
+    import json
+    import sys
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    sys.modules.pop("self_play", None)
+    import self_play
+
+    out = tmp_path / "bench"
+    argv = [
+        "--model",
+        tiny_model_dir,
+        "--max-steps",
+        "1",
+        "--eval-episodes",
+        "4",
+        "--out",
+        str(out),
+    ]
+    for arg in (
+        "--num-generations",
+        "4",
+        "--batch-size",
+        "8",
+        "--num-tasks",
+        "8",
+        "--warm-start-episodes",
+        "4",
+        "--max-new-tokens-per-turn",
+        "4",
+        "--max-completion-length",
+        "128",
+        "--eval-every",
+        "0",
+        "--threads",
+        "1",
+    ):
+        argv.append(f"--train-arg={arg}")  # fmt: skip
+    result = self_play.main(argv)
+    assert result["env"] == "TextTicTacToe-v0" and result["steps"] == 1
+    assert "--self-play --warm-start random" in result["command"]
+    for name in ("vs_warm_start", "vs_random_trained", "vs_random_warm_start"):
+        played = result[name]
+        assert played["games"] == 4 and played["wins"] + played["draws"] + played["losses"] == 4
+        assert played["score_ci_low"] <= played["score"] <= played["score_ci_high"]
+        assert (out / "eval" / name / "results.json").is_file()
+    low = result["vs_warm_start"]["score_ci_low"]
+    assert result["beats_warm_start"] == (low > 0.5)
+    assert json.loads((out / "result.json").read_text()) == result
