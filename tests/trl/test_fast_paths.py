@@ -423,7 +423,7 @@ def test_held_out_evals_run_the_model_without_the_training_layers(
     """During ``train()`` the held-out eval plays the model as it is outside: the figures (and
     the very episodes) of the eval after the last step are those of the same eval run after
     ``train()``, with the model restored."""
-    from trl_env.trl import _rollout
+    from trl_env.trl import _model_episodes
     from trl_env.trl.training._heldout import HeldOutEvalCallback
 
     trainer = lora_trainer(tmp_path, tiny_model_dir)
@@ -431,7 +431,7 @@ def test_held_out_evals_run_the_model_without_the_training_layers(
     evals.log = lambda line: None
     states: list[list[str]] = []
     played: list[Any] = []
-    play = _rollout.play_episodes
+    play = _model_episodes.play_episodes
 
     def recording_play(*args: Any, **kwargs: Any) -> Any:
         states.append(patched(trainer.model))
@@ -439,7 +439,7 @@ def test_held_out_evals_run_the_model_without_the_training_layers(
         played.append([(e.transcript, e.episode_return) for e in episodes])
         return episodes
 
-    monkeypatch.setattr(_rollout, "play_episodes", recording_play)
+    monkeypatch.setattr(_model_episodes, "play_episodes", recording_play)
     watch = Watch(trainer.model)
     trainer.add_callback(watch)
     trainer.add_callback(evals)
@@ -458,18 +458,18 @@ def test_the_final_held_out_eval_is_trl_env_eval_exactly(
     token, those ``trl-env eval`` plays with the saved model on the same seeds and settings."""
     from trl_env._eval import evaluate
     from trl_env._model_options import ModelOptions
-    from trl_env.trl import _rollout
+    from trl_env.trl import _model_episodes
     from trl_env.trl.training import train
 
     played: list[Any] = []
-    play = _rollout.play_episodes
+    play = _model_episodes.play_episodes
 
     def recording_play(*args: Any, **kwargs: Any) -> Any:
         episodes = play(*args, **kwargs)
         played.append([(e.transcript, e.episode_return, e.turns) for e in episodes])
         return episodes
 
-    monkeypatch.setattr(_rollout, "play_episodes", recording_play)
+    monkeypatch.setattr(_model_episodes, "play_episodes", recording_play)
     env_id = "TextGuessNumber-v0"
     result = train(
         env_id, output_dir=str(tmp_path / "run"), max_steps=1, num_generations=4,

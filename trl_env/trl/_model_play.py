@@ -1,5 +1,5 @@
 """A model as a policy of ``trl-env eval --policy MODEL``: load it, set how it generates, and
-play episodes with it through the training rollout (:func:`trl_env.trl._rollout.play_episodes`).
+play episodes with it through the training rollout (:func:`trl_env.trl._model_episodes.play_episodes`).
 
 :class:`~trl_env.trl._model_policy.ModelPolicy` is the policy itself; this module loads and plays.
 """
@@ -205,10 +205,10 @@ def play_model(
     on_batch: Callable[[int], None] | None = None,
 ) -> list[Episode]:
     """Play every (env, seed) episode with a model from :func:`load_model_policy`,
-    ``batch_size`` at a time, with the training rollout (:func:`trl_env.trl._rollout.play_episodes`).
+    ``batch_size`` at a time, with the training rollout (:func:`trl_env.trl._model_episodes.play_episodes`).
     """
     from trl_env._episode import Task
-    from trl_env.trl._rollout import play_episodes
+    from trl_env.trl._model_episodes import play_episodes
     from trl_env.trl._rollout_config import RolloutConfig
 
     processor, generator = model

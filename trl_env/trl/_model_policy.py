@@ -4,7 +4,7 @@
 generates one turn for every episode still playing, in one call of its generation backend. It
 builds each episode's token stream (``prompt_ids``, then the sampled ids exactly as sampled, then
 each env reply's ids from the processor) in the :class:`~trl_env._episode.Episode` itself, which
-is what ``GRPOTrainer`` trains on. The rollout (:func:`trl_env.trl._rollout.play_episodes`) and
+is what ``GRPOTrainer`` trains on. The rollout (:func:`trl_env.trl._model_episodes.play_episodes`) and
 ``trl-env eval --policy MODEL`` (:func:`trl_env.trl._model_play.play_model`) both play with it through the one play loop,
 :func:`trl_env._play.run_episodes`.
 """

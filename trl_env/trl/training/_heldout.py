@@ -3,7 +3,7 @@
 Every ``every`` steps (and before the first and after the last) the current policy plays
 ``episodes`` games of each env greedily, on seeds ``seed, seed+1, ...`` that the training dataset
 provably avoids (checked against its ``seed`` column), with the play loop of ``trl-env eval``
-(:func:`trl_env.trl._rollout.play_episodes`, the run's own rollout settings). The figures are
+(:func:`trl_env.trl._model_episodes.play_episodes`, the run's own rollout settings). The figures are
 logged through ``trainer.log`` under ``eval_*`` names, so they reach ``metrics.csv``, the
 trackers of ``report_to`` (as ``eval/success_rate``, ...) and ``trainer.state.log_history``:
 
@@ -290,7 +290,7 @@ class HeldOutEvalCallback(TrainerCallback):
         self, tasks: list[Task], processor: Any, config: Any, budget: int
     ) -> tuple[list[Episode], list[Episode]]:
         """The greedy episodes, and with ``samples`` the sampled ones (else ``[]``)."""
-        from trl_env.trl._rollout import play_episodes
+        from trl_env.trl._model_episodes import play_episodes
 
         runs = [(tasks, 0.0)]
         if self.samples:
