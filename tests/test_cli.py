@@ -481,7 +481,7 @@ def test_eval_a_model_reuses_the_rollout(
     tmp_path: Path,
     tiny_model: str,
 ) -> None:
-    import trl_env.trl._rollout as rollout
+    import trl_env.trl._model_episodes as rollout
 
     calls: list[int] = []
     original = rollout.play_episodes
