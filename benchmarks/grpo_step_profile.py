@@ -40,7 +40,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -53,11 +55,11 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 warnings.filterwarnings("ignore")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _real_model import DEFAULT_GGUF, resolve_model  # noqa: E402
+from _real_model import DEFAULT_GGUF, git_commit, resolve_model  # noqa: E402
 
 import trl_env  # noqa: E402
 
-SETTINGS: dict[str, dict[str, bool]] = {
+SETTINGS: dict[str, dict[str, Any]] = {
     "before": {"activation_checkpointing": True, "bf16": False},
     "no-checkpointing": {"activation_checkpointing": False, "bf16": False},
     "bf16-no-checkpointing": {"activation_checkpointing": False, "bf16": True},
@@ -65,6 +67,23 @@ SETTINGS: dict[str, dict[str, bool]] = {
 }
 TRL_ENV_TRAINER = {"after"}
 """Settings trained with trl-env's trainer (the rest with TRL's ``GRPOTrainer``)."""
+
+
+def ablation_settings(bf16: bool) -> dict[str, dict[str, Any]]:
+    """``--ablate``: trl-env's trainer as ``trl-env train`` runs it on this CPU (bf16 where the
+    CPU has bf16 units), with every fast path on, with each layer off in turn, with none, and
+    with every layer on again (the two "on" runs give the run-to-run noise). Layers that act only
+    under bf16 autocast are left out of a float32 run: they are idle there."""
+    from trl_env.trl.fast import BF16_LAYERS, LAYERS
+
+    base = {"activation_checkpointing": True, "bf16": bf16}
+    layers = [layer for layer in LAYERS if bf16 or layer not in BF16_LAYERS]
+    settings = {"fast-paths on": {**base, "fast_paths": "on"}}
+    for layer in layers:
+        settings[f"without {layer}"] = {**base, "fast_paths": f"on,-{layer}", "layer": layer}
+    settings["fast-paths off"] = {**base, "fast_paths": "off"}
+    settings["fast-paths on (again)"] = {**base, "fast_paths": "on"}
+    return settings
 
 
 class TimedRollout:
@@ -104,8 +123,10 @@ class TimedRollout:
             self.episodes = self.inner.last_episodes
 
 
-def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, Any]:
-    """Train ``--steps`` + 1 steps under setting ``name``; mean seconds of the last ``--steps``."""
+def profile(
+    args: argparse.Namespace, model_dir: str, name: str, setting: dict[str, Any]
+) -> dict[str, Any]:
+    """Train ``--steps`` + 1 steps under ``setting``; mean and median of the last ``--steps``."""
     import torch
     from peft import LoraConfig
     from transformers import TrainerCallback
@@ -141,12 +162,16 @@ def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, An
         per_device_train_batch_size=args.batch_size, num_generations=args.num_generations,
         max_completion_length=args.max_completion_length, max_steps=args.steps + 1, beta=0.0,
         temperature=1.0, seed=args.seed, logging_steps=1, save_strategy="no", report_to="none",
-        disable_tqdm=True, **SETTINGS[name],
+        disable_tqdm=True, activation_checkpointing=setting["activation_checkpointing"],
+        bf16=setting["bf16"],
     )  # fmt: skip
     dataset = trl_env.make_dataset(args.env, (args.steps + 1) * args.batch_size, seed=args.seed)
     trainer_class, credit = GRPOTrainer, {}
     if name in TRL_ENV_TRAINER:
         trainer_class, credit = TurnCreditGRPOTrainer, {"credit": "episode"}
+    if "fast_paths" in setting:  # --ablate: trl-env's trainer with these fast paths
+        trainer_class = TurnCreditGRPOTrainer
+        credit = {"credit": "episode", "fast_paths": setting["fast_paths"]}
     trainer = trainer_class(
         model=model_dir, reward_funcs=trl_env.env_reward, args=config, train_dataset=dataset,
         rollout_func=rollout, callbacks=[Recorder()],
@@ -155,7 +180,7 @@ def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, An
     )  # fmt: skip
     torch.manual_seed(args.seed)
     trainer.train()
-    gap = logprob_gap(trainer, rollout.episodes) if SETTINGS[name]["bf16"] else None
+    gap = logprob_gap(trainer, rollout.episodes) if setting["bf16"] and not args.ablate else None
     shutil.rmtree(output, ignore_errors=True)
     measured = rows[1:] or rows
     mean = {key: sum(r[key] for r in measured) / len(measured) for key in measured[0]}
@@ -163,7 +188,9 @@ def profile(args: argparse.Namespace, model_dir: str, name: str) -> dict[str, An
 
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB on Linux
     return {
-        "setting": name, **SETTINGS[name], "trainer": type(trainer).__name__, **mean,
+        "setting": name, **setting, "trainer": type(trainer).__name__, **mean,
+        "median_step_s": statistics.median(r["step_s"] for r in measured),
+        "step_times_s": [round(r["step_s"], 2) for r in measured],
         "steps": len(measured), "bf16_gap": gap,
         "peak_memory_gb": round(peak_gb, 2),
     }  # fmt: skip
@@ -193,6 +220,81 @@ def logprob_gap(trainer: Any, episodes: list[Any]) -> dict[str, float]:
     }
 
 
+def run_settings(
+    args: argparse.Namespace, settings: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Profile each setting in its own process (its own peak memory, no shared caches)."""
+    results = []
+    for name in settings:
+        argv = [a for a in sys.argv[1:] if a != "--child"]
+        done = subprocess.run(
+            [sys.executable, __file__, *argv, "--settings", name, "--child"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        print("".join(line + "\n" for line in done.stdout.splitlines()[:-1]), end="", flush=True)
+        if done.returncode != 0:
+            killed = done.returncode in (-9, 137)
+            print(f"{name}: failed ({'killed: out of memory?' if killed else done.stderr[-500:]})")
+            results.append({"setting": name, **settings[name], "failed": True,
+                            "returncode": done.returncode})  # fmt: skip
+            continue
+        results.append(json.loads(done.stdout.splitlines()[-1]))
+    return results
+
+
+def print_table(args: argparse.Namespace, results: list[dict[str, Any]]) -> None:
+    print(f"\n{args.env}, {args.batch_size} episodes/step, up to {args.max_turns} turns, "
+          f"{args.max_new_tokens} tokens/turn, LoRA; {args.steps} measured steps each")  # fmt: skip
+    print(f"{'setting':30s}{'median s':>9s}{'mean s':>8s}{'gen s':>8s}{'train s':>9s}"
+          f"{'pad waste':>11s}{'peak GB':>9s}")  # fmt: skip
+    for r in results:
+        if r.get("failed"):
+            print(f"{r['setting']:30s}  failed (exit {r['returncode']})")
+            continue
+        print(f"{r['setting']:30s}{r['median_step_s']:9.1f}{r['step_s']:8.1f}"
+              f"{r['generation_s']:8.1f}{r['training_s']:9.1f}{r['padding_waste']:11.2f}"
+              f"{r['peak_memory_gb']:9.1f}")  # fmt: skip
+
+
+def ablation_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each layer's gain: the median step without it less the median step with every layer on
+    (the mean of the two "on" runs), its share of the step, and whether it lies inside the
+    run-to-run noise: the gap between the medians of the two "on" runs, the same setting run
+    twice. (Steps within one run play different tasks, so their spread is not noise.)"""
+    ok = {r["setting"]: r for r in results if not r.get("failed")}
+    ons = [ok[n]["median_step_s"] for n in ("fast-paths on", "fast-paths on (again)") if n in ok]
+    if not ons:
+        return {"layers": {}, "on_s": None, "off_s": None, "noise_s": None}
+    on_s = sum(ons) / len(ons)
+    noise_s = max(ons) - min(ons)
+    layers = {}
+    for r in ok.values():
+        if "layer" not in r:
+            continue
+        gain = r["median_step_s"] - on_s
+        layers[r["layer"]] = {
+            "median_without_s": round(r["median_step_s"], 2), "gain_s": round(gain, 2),
+            "share": round(gain / r["median_step_s"], 3), "inside_noise": gain <= noise_s,
+        }  # fmt: skip
+    off = ok.get("fast-paths off")
+    return {
+        "layers": layers, "on_s": round(on_s, 2),
+        "off_s": round(off["median_step_s"], 2) if off else None, "noise_s": round(noise_s, 2),
+    }  # fmt: skip
+
+
+def print_ablation(summary: dict[str, Any], idle_layers: list[str]) -> None:
+    print(f"\nevery layer on: median {summary['on_s']} s/step; none (stock TRL/transformers/peft): "
+          f"{summary['off_s']} s; run-to-run noise {summary['noise_s']} s")  # fmt: skip
+    print(f"{'layer':24s}{'without s':>10s}{'gain s':>8s}{'share':>8s}  verdict")
+    for layer, row in summary["layers"].items():
+        verdict = "inside the noise" if row["inside_noise"] else "earns its place"
+        print(f"{layer:24s}{row['median_without_s']:10.1f}{row['gain_s']:8.1f}"
+              f"{row['share']:8.1%}  {verdict}")  # fmt: skip
+    for layer in idle_layers:
+        print(f"{layer:24s}{'':26s}  idle here (acts only under bf16 autocast)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -208,57 +310,74 @@ def main() -> None:
     parser.add_argument("--max-turns", type=int, default=6)
     parser.add_argument("--max-completion-length", type=int, default=512)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    parser.add_argument(
+        "--ablate",
+        action="store_true",
+        help="turn off one fast path at a time in trl-env's trainer (see ablation_settings)",
+    )
+    parser.add_argument("--settings", nargs="+", default=None, help="settings to run (by name)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     import torch
 
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", str(os.cpu_count() or 2))))
+    threads = int(os.environ.get("OMP_NUM_THREADS", str(os.cpu_count() or 2)))
+    torch.set_num_threads(threads)
     model_dir = resolve_model(args.model)
+    from trl_env._machine import machine_record
     from trl_env.trl.models._bf16 import default_bf16  # the library's own test
 
-    if not default_bf16():
+    bf16 = default_bf16()
+    settings = ablation_settings(bf16) if args.ablate else dict(SETTINGS)
+    if not bf16 and not args.ablate:
         print(
             "this CPU has no amx_bf16/avx512_bf16: bf16 would be emulated, skipping the bf16 settings"
         )
-        args.settings = [s for s in args.settings if not SETTINGS[s]["bf16"]]
+        settings = {n: s for n, s in settings.items() if not s["bf16"]}
+    unknown = [n for n in args.settings or [] if n not in settings]
+    if unknown:
+        parser.error(f"unknown settings {unknown}; this run has {list(settings)}")
+    if args.settings:
+        settings = {n: settings[n] for n in args.settings}
     if args.child:
-        print(json.dumps(profile(args, model_dir, args.settings[0])))
+        name = next(iter(settings))
+        print(json.dumps(profile(args, model_dir, name, settings[name])))
         return
-    results = []
-    for name in args.settings:  # one process each: its own peak memory, no shared caches
-        argv = [a for a in sys.argv[1:] if a != "--child"]
-        done = subprocess.run(
-            [sys.executable, __file__, *argv, "--settings", name, "--child"],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        print("".join(line + "\n" for line in done.stdout.splitlines()[:-1]), end="", flush=True)
-        if done.returncode != 0:
-            killed = done.returncode in (-9, 137)
-            print(f"{name}: failed ({'killed: out of memory?' if killed else done.stderr[-500:]})")
-            results.append({"setting": name, **SETTINGS[name], "failed": True,
-                            "returncode": done.returncode})  # fmt: skip
-            continue
-        results.append(json.loads(done.stdout.splitlines()[-1]))
-    print(f"\n{args.env}, {args.batch_size} episodes/step, up to {args.max_turns} turns, "
-          f"{args.max_new_tokens} tokens/turn, LoRA; mean of {args.steps} steps")  # fmt: skip
-    print(f"{'setting':18s}{'step s':>8s}{'gen s':>8s}{'env s':>8s}{'train s':>9s}"
-          f"{'pad waste':>11s}{'peak GB':>9s}")  # fmt: skip
-    for r in results:
-        if r.get("failed"):
-            print(f"{r['setting']:18s}  failed (exit {r['returncode']})")
-            continue
-        print(f"{r['setting']:18s}{r['step_s']:8.1f}{r['generation_s']:8.1f}{r['env_s']:8.2f}"
-              f"{r['training_s']:9.1f}{r['padding_waste']:11.2f}{r['peak_memory_gb']:9.1f}")  # fmt: skip
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    results = run_settings(args, settings)
+    print_table(args, results)
+    facts = {
+        "env": args.env, "cpu": machine_record(threads), "commit": git_commit(),
+        "command": shlex.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
+        "idle": load_before < 0.5, "load_average_before": round(load_before, 2),
+        "wall_s": round(time.perf_counter() - started, 1),
+    }  # fmt: skip
     by_name = {r["setting"]: r for r in results if not r.get("failed")}
+    if args.ablate:
+        from trl_env.trl.fast import BF16_LAYERS
+
+        summary = ablation_summary(results)
+        idle = [] if bf16 else list(BF16_LAYERS)
+        print_ablation(summary, idle)
+        ratio = (
+            round(summary["off_s"] / summary["on_s"], 2)
+            if summary["off_s"] and summary["on_s"]
+            else None
+        )
+        print(json.dumps({
+            **facts, "settings": by_name, "ablation": summary["layers"], "idle_layers": idle,
+            "noise_s": summary["noise_s"], "before": "fast-paths off", "after": "fast-paths on",
+            "before_s": summary["off_s"], "after_s": summary["on_s"], "ratio": ratio,
+        }))  # fmt: skip
+        return
     if "before" not in by_name or len(by_name) < 2:
-        print(json.dumps({"env": args.env, "settings": results, "before_s": None,
+        print(json.dumps({**facts, "settings": results, "before_s": None,
                           "after_s": None, "ratio": None}))  # fmt: skip
         return
     before = by_name["before"]
     after = by_name.get("after") or by_name[[n for n in by_name if n != "before"][-1]]
     print(json.dumps({
-        "env": args.env, "settings": {r["setting"]: r for r in results}, "after": after["setting"],
+        **facts, "settings": by_name, "after": after["setting"],
         "before_s": round(before["step_s"], 2), "after_s": round(after["step_s"], 2),
         "ratio": round(before["step_s"] / after["step_s"], 2),
         "bf16_logprob_gap": after.get("bf16_gap"),

@@ -53,6 +53,7 @@ from trl_env.trl._lazy import lazy_exports as _lazy_exports
 
 _import_structure: dict[str, list[str]] = {
     "_switch": [
+        "BF16_LAYERS",
         "GENERATION_LAYERS",
         "LAYERS",
         "MODES",
@@ -66,6 +67,7 @@ _import_structure: dict[str, list[str]] = {
 }
 
 __all__ = [
+    "BF16_LAYERS",
     "GENERATION_LAYERS",
     "LAYERS",
     "LAYER_LIBRARIES",
@@ -82,6 +84,7 @@ __all__ = [
 if _TYPE_CHECKING:  # what the names are, for type checkers and readers
     from trl_env.trl.fast._generation import GenerationFastPaths
     from trl_env.trl.fast._switch import (
+        BF16_LAYERS,
         GENERATION_LAYERS,
         LAYERS,
         MODES,

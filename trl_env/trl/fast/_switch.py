@@ -22,6 +22,7 @@ from typing import Any
 from trl_env.error import UsageError
 
 __all__ = [
+    "BF16_LAYERS",
     "GENERATION_LAYERS",
     "LAYERS",
     "MODES",
@@ -48,6 +49,10 @@ TRAINING_LAYERS = (
 """The layers trl-env's trainer installs (for the duration of ``train()``)."""
 LAYERS = GENERATION_LAYERS + TRAINING_LAYERS
 """Every fast path, by name (see :mod:`trl_env.trl.fast`)."""
+BF16_LAYERS = ("frozen_bf16", "onednn_prepack", "lora_input_casts", "lora_addmm")
+"""The layers that change anything only under bfloat16 autocast on a CPU (a float32 run, as on a
+CPU without bf16 units, leaves them idle): the bf16 weight copies and their oneDNN packing, and
+the LoRA casts and fused additions that work on bf16 inputs."""
 MODES = ("auto", "on", "off")
 
 
