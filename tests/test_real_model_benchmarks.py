@@ -157,3 +157,56 @@ def test_real_model_learning_runs_two_steps(tmp_path: Path) -> None:
     run = tmp_path / "run"
     assert (run / "metrics.csv").is_file() and (run / "learning_curve.png").is_file()
     assert json.loads((run / "run.json").read_text())["steps"] == 2
+
+
+def test_the_credit_ablation_runs_the_product_once_per_credit(tmp_path: Path) -> None:
+    """benchmarks/credit_ablation.py on the tiny model: one train command per credit (differing
+    only in --credit), one held-out eval of each run, the comparison from the intervals."""
+    import credit_ablation
+
+    argv = ["--env", "TextGuessNumber-v0", "--max-steps", "1", "--eval-episodes", "4",
+            "--out", str(tmp_path)]  # fmt: skip
+    for arg in (
+        "--num-generations",
+        "4",
+        "--batch-size",
+        "8",
+        "--num-tasks",
+        "8",
+        "--max-new-tokens-per-turn",
+        "4",
+        "--max-completion-length",
+        "64",
+        "--warm-start-steps",
+        "0",
+        "--eval-every",
+        "0",
+        "--threads",
+        "1",
+        "--no-plot",
+    ):
+        argv.append(f"--train-arg={arg}")  # fmt: skip
+    result = credit_ablation.main(argv)
+    assert list(result["credits"]) == ["episode", "turn", "step-group"]
+    same = {
+        r["command"]
+        .replace(f"--credit {credit}", "--credit C")
+        .replace(str(tmp_path / credit), "R")
+        for credit, r in result["credits"].items()
+    }
+    assert len(same) == 1 and "--seed 0 --max-steps 1" in same.pop()
+    for credit, r in result["credits"].items():
+        assert r["steps"] == 1 and r["episodes"] == 4
+        assert r["success_ci_low"] <= r["success_rate"] <= r["success_ci_high"]
+        assert "--temperature 0" in r["eval_command"] and (tmp_path / credit / "run.json").is_file()
+        assert 0.0 <= r["train_success_last_10"] <= 1.0
+    for pair, above in result["above"].items():
+        a, b = pair.split(" > ")
+        credits = result["credits"]
+        assert above == (credits[a]["success_ci_low"] > credits[b]["success_ci_high"])
+    assert result["winner"] is None or all(
+        result["above"][f"{result['winner']} > {other}"]
+        for other in result["credits"]
+        if other != result["winner"]
+    )
+    assert json.loads((tmp_path / "result.json").read_text()) == result

@@ -9,6 +9,11 @@ and TRL's ``SFTTrainer`` read directly. Each row has ``messages`` (the rollout's
 turns as ``user``, the policy's replies as ``assistant``) and the episode's ``env_id``, ``seed``,
 ``episode_return``, ``success``, ``turns`` and ``policy``.
 
+For a two-player game, ``seats=True`` (``trl-env demos --seats``; ``trl-env train --self-play``
+and ``--opponent`` warm starts use it) has the policy play **both seats** of each game, as
+self-play does, and keeps each seat's own conversation as a row (with its ``seat``): demos of
+the game as the model will see it in self-play, from the first mover's side and the second's.
+
 Oracle demos teach the game; random demos teach only the reply format (what a model learns
 beyond them is GRPO's). ``trl-env sft`` fine-tunes on them, tokenized exactly as the rollout
 presents episodes.
@@ -86,6 +91,13 @@ class DemosConfig:
         "system message of every episode (the training run must use the same)",
     )
     env_kwargs: dict[str, Any] = env_kwargs_field("gym.make keyword arguments, as JSON")
+    seats: bool = field(
+        default=False,
+        metadata={
+            "help": "two-player games: the policy plays both seats of each game and each seat's "
+            "conversation is a demo (as self-play sees the game); episodes counts games"
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.system_prompt == "":  # --system-prompt "" means no system message
@@ -119,6 +131,7 @@ def record_demos(
     max_turns: int | None = None,
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
     env_kwargs: dict[str, Any] | None = None,
+    seats: bool = False,
 ) -> list[dict[str, Any]]:
     """Play ``episodes`` episodes of each env with its ``policy``; one dataset row per episode.
 
@@ -131,14 +144,17 @@ def record_demos(
         max_turns: End an episode after this many turns.
         system_prompt: The first message of every conversation, or ``None`` for none.
         env_kwargs: ``gym.make`` keyword arguments for every env.
+        seats: Two-player envs only: ``episodes`` games with the policy in both seats, one row
+            per seat (first mover first), each with its ``seat``.
 
     Returns:
         Rows with ``messages``, ``env_id``, ``seed``, ``episode_return``, ``success``,
-        ``turns``, ``policy``.
+        ``turns``, ``policy`` (and ``seat`` with ``seats``).
 
     Raises:
         NoOracleError: ``policy="oracle"`` for an env without an oracle.
-        UsageError: A bad argument (the message says what to pass).
+        UsageError: A bad argument (the message says what to pass), or ``seats`` with a
+            one-player env.
     """
     from trl_env._episode import Episode, Task
     from trl_env._play import run_episodes
@@ -152,19 +168,22 @@ def record_demos(
         max_turns=max_turns,
         system_prompt=system_prompt,
         env_kwargs=dict(env_kwargs or {}),
+        seats=seats,
     )
     rows: list[dict[str, Any]] = []
     for env_id in config.env_ids:
         seeds = [DEMO_SEED_OFFSET + seed + i for i in range(episodes)]
         envs = [gym.make(env_id, **config.env_kwargs) for _ in seeds]
+        chooser = OraclePolicy() if policy == "oracle" else RandomPolicy(seed)
+        tasks = [Task(env_id, s, dict(config.env_kwargs)) for s in seeds]
         try:
             _check_policy(env_id, envs[0], policy)
-            played = run_episodes(
-                [Episode(Task(env_id, s, dict(config.env_kwargs))) for s in seeds],
-                envs,
-                OraclePolicy() if policy == "oracle" else RandomPolicy(seed),
-                max_turns=max_turns,
-            )
+            if seats:
+                played = _seat_episodes(env_id, envs, tasks, chooser, max_turns)
+            else:
+                played = run_episodes(
+                    [Episode(task) for task in tasks], envs, chooser, max_turns=max_turns
+                )
         finally:
             for env in envs:
                 env.close()
@@ -180,8 +199,35 @@ def record_demos(
                 "success": bool(episode.success),
                 "turns": int(episode.turns),
                 "policy": policy,
+                **({"seat": episode.seat["seat"]} if seats else {}),
             })  # fmt: skip
     return rows
+
+
+def _seat_episodes(
+    env_id: str, envs: Sequence[Any], tasks: Sequence[Any], policy: Any, max_turns: int | None
+) -> list[Any]:
+    """Each game played by ``policy`` in both seats; each seat's episode (first mover first),
+    with its :attr:`~trl_env._episode.Episode.seat`."""
+    from trl_env._seats import play_matches
+    from trl_env._two_player import is_two_player
+
+    if not is_two_player(envs[0]):
+        raise UsageError(
+            f"seats=True (--seats) plays both seats of a two-player game, and {env_id} is a "
+            "one-player env: drop --seats"
+        )
+    matches = play_matches(envs, tasks, [(policy, policy)] * len(tasks), max_turns=max_turns)
+    episodes = []
+    for game, match in enumerate(matches):
+        if match.error is not None:
+            raise RuntimeError(f"a demo game of {env_id} failed: {match.error}")
+        for role, seat in enumerate((match.first_seat, 1 - match.first_seat)):
+            player = match.players[seat]
+            player.episode.seat = {"role": role, "seat": player.game.seat_names[seat],
+                                   "result": player.result, "opponent": "self", "game": game}  # fmt: skip
+            episodes.append(player.episode)
+    return episodes
 
 
 _CARD = """---

@@ -23,6 +23,12 @@ The rules of a seat, the same for every game and both seats:
   (``game.result_reward(result)``, or with ``zero_sum`` :func:`zero_sum_reward`: +1, -1 and the
   game's draw on that scale; added to the reward of its last reply), and a last observation
   saying how the game ended.
+
+The game's own work (``start_seats``, ``seat_step``) runs through an
+:class:`~trl_env._stepping.EnvStepper`, as a one-player rollout's ``reset``/``step`` calls do: a
+rollout's ``env_step_timeout`` bounds each call, a call that hangs fails its game (both seats,
+``ended_by="error"``, a :class:`~trl_env.error.StepTimeoutError`) and the env is abandoned, and
+with ``env_workers`` the games of a round step concurrently.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import gymnasium as gym
 from trl_env._env_results import EnvOutcome
 from trl_env._episode import Episode, Task
 from trl_env._policies import Policy, Reply, Turn
+from trl_env._stepping import EnvStepper, SequentialStepper
 
 __all__ = [
     "MAX_INVALID_IN_A_ROW",
@@ -131,6 +138,13 @@ class SeatPlayer:
 
     def play(self, reply: str | Reply | None, max_invalid: int) -> None:
         """Play the policy's reply for the seat (or forfeit for a seat that stopped)."""
+        action = self.accept(reply)
+        if action is not None:
+            self.apply(self.game.seat_step(self.seat, action), max_invalid)
+
+    def accept(self, reply: str | Reply | None) -> str | None:
+        """Record the policy's reply; the action to play with ``seat_step``, or ``None`` when
+        the seat forfeits instead (no reply, an error, its token budget spent)."""
         self._asked = True
         if reply is None:
             reply = Reply(None, ended_by="stopped")
@@ -147,8 +161,11 @@ class SeatPlayer:
             self.episode.error = reply.error
             why = {"token_budget": "ran out of tokens", "error": "its policy failed"}
             self.forfeit(why.get(self.episode.ended_by, "stopped playing"))
-            return
-        step = self.game.seat_step(self.seat, reply.action)
+            return None
+        return reply.action
+
+    def apply(self, step: Any, max_invalid: int) -> None:
+        """Record what the seat's move did (a :class:`~trl_env._two_player.SeatStep`)."""
         self.episode.rewards.append(float(step.reward))
         self._pending += float(step.reward)
         self._invalid = bool(step.invalid)
@@ -203,11 +220,23 @@ def _ask(policy: Policy, players: Sequence[SeatPlayer]) -> list[str | Reply | No
     return replies
 
 
+def _seat_step(env: gym.Env[str, str], move: tuple[int, str]) -> Any:
+    seat, action = move
+    return env.unwrapped.seat_step(seat, action)  # type: ignore[attr-defined]
+
+
+def _start_seats(env: gym.Env[str, str], seed: int | None) -> int:
+    game: Any = env.unwrapped
+    game.start_seats(seed)
+    return int(game.current_seat)
+
+
 def play_seat_turns(
     players: Sequence[SeatPlayer],
     *,
     max_invalid: int = MAX_INVALID_IN_A_ROW,
     max_turns: int | None = None,
+    stepper: EnvStepper | None = None,
 ) -> None:
     """Play one move for each player, whose seat is to move in its game.
 
@@ -220,6 +249,8 @@ def play_seat_turns(
         players: Seats to move, at most one per game.
         max_invalid: Invalid replies in a row that forfeit a seat's game.
         max_turns: Replies after which a seat forfeits instead of replying again.
+        stepper: Runs the seats' ``seat_step`` calls (default: one after the other, no time
+            limit); a call that fails or times out fails its game.
     """
     groups: dict[int, list[SeatPlayer]] = {}
     for player in players:
@@ -238,12 +269,26 @@ def play_seat_turns(
             _game_failed(player, error)
             continue
         groups.setdefault(id(player.policy), []).append(player)
+    moves: list[tuple[SeatPlayer, str]] = []
     for group in groups.values():
         for player, reply in zip(group, _ask(group[0].policy, group), strict=True):
             try:
-                player.play(reply, max_invalid)
+                action = player.accept(reply)
             except Exception as error:
                 _game_failed(player, error)
+                continue
+            if action is not None:
+                moves.append((player, action))
+    outcomes = (stepper or SequentialStepper()).map(
+        _seat_step, [player.env for player, _ in moves], [(p.seat, a) for p, a in moves]
+    )
+    for (player, _), outcome in zip(moves, outcomes, strict=True):
+        try:
+            if outcome.error is not None:
+                raise outcome.error
+            player.apply(outcome.value, max_invalid)
+        except Exception as error:
+            _game_failed(player, error)
 
 
 def _game_failed(player: SeatPlayer, error: Exception | str) -> None:
@@ -297,6 +342,7 @@ def play_matches(
     max_invalid: int = MAX_INVALID_IN_A_ROW,
     record_transcripts: bool = True,
     zero_sum: bool = False,
+    stepper: EnvStepper | None = None,
 ) -> list[Match]:
     """Play one game per env, all together, every seat played from outside by a policy.
 
@@ -314,19 +360,23 @@ def play_matches(
         max_invalid: Invalid replies in a row after which a seat forfeits.
         record_transcripts: Keep each seat's transcript.
         zero_sum: Score results +1/-1 (:func:`zero_sum_reward`) instead of the game's rewards.
+        stepper: Runs the games' ``start_seats`` and ``seat_step`` calls (default: one after
+            the other, no time limit). A call that fails or times out fails its game; the caller
+            closes the envs of failed games with ``stepper.close_env`` (a hung call may still
+            hold one).
 
     Returns:
         The matches, in the order of ``envs``.
     """
+    stepper = stepper or SequentialStepper()
+    starts = stepper.map(_start_seats, envs, [task.seed for task in tasks])
     matches: list[Match] = []
-    for env, task, (first, second) in zip(envs, tasks, movers, strict=True):
-        game: Any = env.unwrapped
-        error = None
-        try:
-            game.start_seats(task.seed)
-            first_seat = int(game.current_seat)
-        except Exception as exc:  # a game that cannot start is a failed match
-            error, first_seat = f"{type(exc).__name__}: {exc}", 0
+    for env, task, (first, second), start in zip(envs, tasks, movers, starts, strict=True):
+        error, first_seat = None, 0
+        if start.error is not None:  # a game that cannot start is a failed match
+            error = f"{type(start.error).__name__}: {start.error}"
+        else:
+            first_seat = int(start.value)  # type: ignore[arg-type]
         players = [
             SeatPlayer(env, seat, first if seat == first_seat else second,
                        Episode(task, transcript=[] if record_transcripts else None),
@@ -354,5 +404,5 @@ def play_matches(
                 movers_now.append(match.players[seat])
         if not movers_now and all(match.over for match in matches):
             break
-        play_seat_turns(movers_now, max_invalid=max_invalid, max_turns=max_turns)
+        play_seat_turns(movers_now, max_invalid=max_invalid, max_turns=max_turns, stepper=stepper)
     return matches

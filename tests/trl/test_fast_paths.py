@@ -451,44 +451,70 @@ def test_held_out_evals_run_the_model_without_the_training_layers(
     assert played[-1] == played[-2]
 
 
-def test_the_final_held_out_eval_is_trl_env_eval_exactly(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The tiny model's run: the episodes of the held-out eval after the last step are, token for
-    token, those ``trl-env eval`` plays with the saved model on the same seeds and settings."""
+def final_held_out_and_eval(
+    env_id: str, monkeypatch: pytest.MonkeyPatch, **train_kwargs: Any
+) -> tuple[list[Any], list[Any]]:
+    """Train with a held-out eval after the last step; return that eval's episodes and those
+    ``trl-env eval`` plays with the saved run on the same seeds and settings, each as
+    ``(transcript, return, turns, completion_ids, logprobs)``."""
     from trl_env._eval import evaluate
     from trl_env._model_options import ModelOptions
     from trl_env.trl import _model_episodes
     from trl_env.trl.training import train
+
+    def facts(episodes: Any) -> list[Any]:
+        return [(e.transcript, e.episode_return, e.turns, e.completion_ids, e.logprobs)
+                for e in episodes]  # fmt: skip
 
     played: list[Any] = []
     play = _model_episodes.play_episodes
 
     def recording_play(*args: Any, **kwargs: Any) -> Any:
         episodes = play(*args, **kwargs)
-        played.append([(e.transcript, e.episode_return, e.turns) for e in episodes])
+        played.append(facts(episodes))
         return episodes
 
     monkeypatch.setattr(_model_episodes, "play_episodes", recording_play)
-    env_id = "TextGuessNumber-v0"
     result = train(
-        env_id, output_dir=str(tmp_path / "run"), max_steps=1, num_generations=4,
-        per_device_train_batch_size=8, num_tasks=8, warm_start_steps=0,
-        max_completion_length=256, max_new_tokens_per_turn=8, eval_every=1, eval_episodes=6,
-        plot=False, progress=False, save_rollouts=False, log=lambda line: None,
+        env_id, max_steps=1, eval_every=1, plot=False, progress=False, save_rollouts=False,
+        log=lambda line: None, **train_kwargs,
     )  # fmt: skip
     cfg = result.config
-    held_out = played[-1]
+    if cfg.lora:  # the adapter moved the model (lora_B starts at 0): merging would round it
+        from safetensors.torch import load_file
+
+        adapter = load_file(str(result.model_dir / "adapter_model.safetensors"))
+        assert any(w.abs().max() > 0 for name, w in adapter.items() if "lora_B" in name)
     options = ModelOptions(
         temperature=0, batch_size=32, max_new_tokens_per_turn=cfg.max_new_tokens_per_turn,
         max_completion_length=cfg.max_completion_length, system_prompt=cfg.system_prompt or "",
     )  # fmt: skip
     report = evaluate(
-        env_id, str(result.output_dir), episodes=6, seed=cfg.eval_seed, model_options=options,
-        max_turns=cfg.max_turns,
+        env_id, str(result.output_dir), episodes=cfg.eval_episodes, seed=cfg.eval_seed,
+        model_options=options, max_turns=cfg.max_turns,
     )  # fmt: skip
-    assert [(e.transcript, e.episode_return, e.turns) for e in report.episodes] == held_out
-    assert any(turns > 1 for _, _, turns in held_out)  # multi-turn: KV reuse across turns ran
+    return played[-1], facts(report.episodes)
+
+
+@pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
+def test_the_final_held_out_eval_is_trl_env_eval_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lora: bool
+) -> None:
+    """The tiny model's run, full fine-tuning and LoRA: the episodes of the held-out eval after
+    the last step are, token for token and log-probability for log-probability, those
+    ``trl-env eval`` plays with the saved run on the same seeds and settings."""
+    if lora:
+        pytest.importorskip("peft")
+    held_out, evaluated = final_held_out_and_eval(
+        "TextGuessNumber-v0", monkeypatch, output_dir=str(tmp_path / "run"), num_generations=4,
+        per_device_train_batch_size=8, num_tasks=8, warm_start_steps=20 if lora else 0,
+        max_completion_length=256, max_new_tokens_per_turn=8, eval_episodes=6, lora=lora,
+        # LoRA: a format warm start, so that rewards differ within groups and the step moves
+        # the adapter; a high rate, so that the move shows in the replies.
+        learning_rate=0.05 if lora else None,
+    )  # fmt: skip
+    assert evaluated == held_out
+    assert any(turns > 1 for _, _, turns, _, _ in held_out)  # multi-turn: KV reuse ran
 
 
 @pytest.mark.parametrize(

@@ -231,3 +231,21 @@ def test_one_grpo_step(gguf: str, lora: bool, tmp_path: Path) -> None:
     if lora:  # the adapter loads onto its base (the cached conversion), merged
         model, tokenizer = models.load_model_and_tokenizer(result.output_dir)
         assert model.config.model_type == "llama" and tokenizer.chat_template
+
+
+def test_the_final_held_out_eval_of_a_lora_run_is_trl_env_eval_exactly(
+    gguf: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real model path (SmolLM2 from its GGUF, LoRA, the CPU's fast paths): the held-out
+    eval after the last step plays, token for token and log-probability for log-probability,
+    the episodes ``trl-env eval`` plays with the saved run on the same seeds."""
+    pytest.importorskip("peft")
+    from tests.trl.test_fast_paths import final_held_out_and_eval
+
+    held_out, evaluated = final_held_out_and_eval(
+        ENV, monkeypatch, model=gguf, lora=True, output_dir=str(tmp_path / "run"),
+        num_generations=4, per_device_train_batch_size=8, num_tasks=8, max_completion_length=48,
+        max_new_tokens_per_turn=8, save_steps=0, eval_episodes=3, learning_rate=0.01,
+    )  # fmt: skip
+    assert len(held_out) == 3
+    assert evaluated == held_out

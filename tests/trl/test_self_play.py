@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import trl_env  # noqa: F401 (registers the envs)
-from trl_env.error import UsageError
+from trl_env.error import EnvErrorWarning, UsageError
 from trl_env.trl import make_dataset, make_rollout_func
 from trl_env.trl._credit import normalize_returns, turn_advantages
 from trl_env.trl.models import build_tiny_tokenizer
@@ -137,6 +137,64 @@ def test_self_play_refuses_one_player_envs_and_unpaired_batches(tokenizer) -> No
         rollout(prompts(tasks=1, copies=3), trainer_for(tokenizer))
     with pytest.raises(UsageError, match="does not pair up"):
         rollout(prompts(tasks=2, copies=1), trainer_for(tokenizer))
+
+
+class HangingTicTacToe:
+    """TextTicTacToe-v0 whose seat O hangs on its moves in the games of seed ``hang_seed``."""
+
+    hang_seed: int | None = None
+
+    @staticmethod
+    def register() -> str:
+        import time
+
+        import gymnasium as gym
+        from trl_env.envs.tictactoe import TextTicTacToeEnv
+
+        class Env(TextTicTacToeEnv):
+            def start_seats(self, seed=None):
+                self.hangs = seed == HangingTicTacToe.hang_seed
+                return super().start_seats(seed)
+
+            def seat_step(self, seat, action):
+                if self.hangs and seat == 1:
+                    time.sleep(3.0)
+                return super().seat_step(seat, action)
+
+        env_id = "test/HangingTicTacToe-v0"
+        if env_id not in gym.registry:
+            gym.register(env_id, entry_point=Env, max_episode_steps=10)
+        return env_id
+
+
+def test_a_hanging_seat_step_ends_its_game_under_env_step_timeout(tokenizer) -> None:
+    env_id = HangingTicTacToe.register()
+    rollout = make_rollout_func(
+        generator=BoardReader(tokenizer), self_play=True, max_new_tokens_per_turn=8,
+        env_step_timeout=0.5,
+    )  # fmt: skip
+    trainer = trainer_for(tokenizer)
+    dataset = make_dataset(env_id, 2, seed=1)
+    HangingTicTacToe.hang_seed = json_seed(dataset["prompt"][1])  # the second task's games hang
+    rows = [prompt for prompt in dataset["prompt"] for _ in range(4)]
+    with pytest.warns(EnvErrorWarning, match="the game failed") as said:  # said, not silent
+        output = rollout(rows, trainer)
+    assert len(said) == 2  # once per failed game
+    episodes = rollout.last_episodes
+    # The first task's games play on; both seats of each game of the second end with the
+    # timeout and the env error penalty (-1 by default) on top of what they had earned.
+    assert output["episode_result"][:4] == ["win", "loss"] * 2
+    for episode in episodes[4:]:
+        assert episode.ended_by == "error" and "StepTimeoutError" in episode.error
+        assert episode.rewards[-1] == -1.0
+    assert all(episode.error is None for episode in episodes[:4])
+    assert dict(trainer.logged)["env/error_rate"] == 0.5
+
+
+def json_seed(prompt) -> int:
+    from trl_env.trl import task_from_prompt
+
+    return task_from_prompt(prompt).seed
 
 
 def test_per_role_normalization_by_hand() -> None:
@@ -340,3 +398,26 @@ def test_the_self_play_benchmark_runs_the_product_end_to_end(
     low = result["vs_warm_start"]["score_ci_low"]
     assert result["beats_warm_start"] == (low > 0.5)
     assert json.loads((out / "result.json").read_text()) == result
+    # The self-play run's warm start played its demos in both seats.
+    demos = [json.loads(line) for line in (out / "run" / "warm_start" / "demos" / "demos.jsonl")
+             .read_text().splitlines()]  # fmt: skip
+    assert len(demos) == 8 and [row["seat"] for row in demos] == ["X", "O"] * 4
+
+
+def test_seat_demos_play_both_seats_each_in_its_own_conversation() -> None:
+    from trl_env._demos import record_demos
+
+    rows = record_demos("TextTicTacToe-v0", policy="random", episodes=3, seats=True)
+    assert [row["seat"] for row in rows] == ["X", "O"] * 3
+    for first, second in zip(rows[::2], rows[1::2], strict=True):
+        assert first["seed"] == second["seed"]
+        assert "You are X" in first["messages"][1]["content"]
+        assert "You are O" in second["messages"][1]["content"]
+        assert not any("You are O" in m["content"] for m in first["messages"])
+        # One game: at most one seat won it.
+        assert not (first["success"] and second["success"])
+        assert [m["role"] for m in first["messages"][:3]] == ["system", "user", "assistant"]
+    # The same seeds replay the same games; one-player envs refuse seats.
+    assert record_demos("TextTicTacToe-v0", policy="random", episodes=3, seats=True) == rows
+    with pytest.raises(UsageError, match="TextWordle-v0 is a one-player env: drop --seats"):
+        record_demos("TextWordle-v0", policy="random", episodes=1, seats=True)

@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
         max_turns=config.max_turns,
         system_prompt=config.system_prompt,
         env_kwargs=config.env_kwargs,
+        seats=config.seats,
     )
     folder = write_demos(rows, config.out, config)
     for env_id in config.env_ids:

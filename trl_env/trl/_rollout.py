@@ -33,6 +33,7 @@ from trl_env._demos import DEFAULT_SYSTEM_PROMPT
 from trl_env._episode import Episode, Task
 from trl_env._head_to_head import check_two_player_envs, resolve_seat_policy
 from trl_env._model_options import ModelOptions
+from trl_env._stepping import make_stepper
 from trl_env.error import EnvErrorWarning, UsageError
 from trl_env.protocol import TokenProcessor
 from trl_env.trl._model_episodes import _close_stream, _EnvPool, play_episodes
@@ -228,6 +229,7 @@ class EnvRollout:
         games = tasks[::2] if opponent is None else tasks
         envs = [self._pool.acquire(task) for task in games]
         matches = []
+        stepper = make_stepper(self.config.env_workers, self.config.env_step_timeout)
         try:
             episodes, matches = play_seat_episodes(
                 tasks,
@@ -236,14 +238,17 @@ class EnvRollout:
                 opponent=opponent,
                 opponent_name=name,
                 max_turns=self.config.max_turns,
+                stepper=stepper,
+                error_penalty=self.config.env_error_penalty,
             )
         finally:
             for index, (task, env) in enumerate(zip(games, envs, strict=True)):
                 failed = index >= len(matches) or matches[index].error is not None
                 if failed:  # a game that failed may be in any state: never reuse its env
-                    env.close()
+                    stepper.close_env(env)  # (once a call that timed out on it returns)
                 else:
                     self._pool.release(task, env)
+            stepper.shutdown()
         for episode in episodes:
             _close_stream(episode, processor, self.config)
             episode.episode_return = self.config.aggregate(episode.rewards)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,8 +45,9 @@ import gymnasium as gym
 from trl_env._episode import Episode, Task
 from trl_env._policies import FunctionPolicy, Policy
 from trl_env._seats import Match, play_matches
+from trl_env._stepping import EnvStepper
 from trl_env._two_player import is_two_player, two_player_env_ids
-from trl_env.error import UsageError
+from trl_env.error import EnvErrorWarning, UsageError
 
 __all__ = [
     "POOL",
@@ -225,6 +227,8 @@ def play_seat_episodes(
     opponent: Policy | None,
     opponent_name: str,
     max_turns: int | None,
+    stepper: EnvStepper | None = None,
+    error_penalty: float | None = None,
 ) -> tuple[list[Episode], list[Match]]:
     """Play the model's seats of a batch of two-player games; one episode per row of ``tasks``.
 
@@ -235,6 +239,11 @@ def play_seat_episodes(
         opponent: The other seat's policy; ``None``: the learner itself (self-play).
         opponent_name: How the records name the opponent.
         max_turns: Replies per seat at most (``None``: the env's registered step limit).
+        stepper: Runs the games' calls (the rollout's ``env_workers`` and ``env_step_timeout``);
+            default: one after the other, no time limit.
+        error_penalty: Reward added to the learner's episodes of a game that failed (the game
+            raised or timed out), as the one-player rollout's ``env_error_penalty``; each such
+            game is said once with an :class:`~trl_env.error.EnvErrorWarning`.
 
     Returns:
         The learner's episodes in the order of ``tasks`` (each with its :attr:`Episode.seat`),
@@ -248,9 +257,11 @@ def play_seat_episodes(
         movers = [(learner, opponent) if row % 2 == 0 else (opponent, learner)
                   for row in range(len(games))]  # fmt: skip
     cap = _turn_cap(envs[0], max_turns) if envs else _DEFAULT_TURN_CAP
-    matches = play_matches(envs, games, movers, max_turns=cap, zero_sum=True)
+    matches = play_matches(envs, games, movers, max_turns=cap, zero_sum=True, stepper=stepper)
     episodes: list[Episode] = []
     for index, match in enumerate(matches):
+        if match.error is not None:
+            _game_error(match, error_penalty, learner if opponent is not None else None)
         first = match.first_seat
         if opponent is None:
             ordered = [(match.players[first], 0), (match.players[1 - first], 1)]
@@ -268,6 +279,25 @@ def play_seat_episodes(
             }
             episodes.append(episode)
     return episodes, matches
+
+
+def _game_error(match: Match, penalty: float | None, learner: Policy | None) -> None:
+    """Say a failed game, and add ``penalty`` to its learner's episodes (both seats in
+    self-play, ``learner`` None; else the seat ``learner`` played)."""
+    task = match.task
+    warnings.warn(
+        f"{task.env_id} (seed {task.seed}): the game failed ({match.error}). Its seats' episodes "
+        "ended"
+        + (" with env_error_penalty" if penalty is not None else "")
+        + "; the batch goes on.",
+        EnvErrorWarning,
+        stacklevel=4,
+    )
+    if penalty is None:
+        return
+    for player in match.players:
+        if learner is None or player.policy is learner:
+            player.episode.rewards.append(float(penalty))
 
 
 def as_opponent_policy(opponent: object) -> Policy | None:

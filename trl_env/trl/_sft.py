@@ -106,6 +106,13 @@ class SFTRunConfig:
     )
     max_turns: int | None = max_turns_field("end a demo episode after this many turns")
     env_kwargs: dict[str, Any] = env_kwargs_field("gym.make keyword arguments, as JSON")
+    seats: bool = field(
+        default=False,
+        metadata={
+            "help": "with --demos oracle|random on a two-player game: play both seats of each "
+            "game and learn each seat's conversation (as self-play sees the game)"
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.system_prompt == "":  # --system-prompt "" means no system message
@@ -181,10 +188,12 @@ def _demo_rows(cfg: SFTRunConfig, say: Callable[[str], None]) -> list[dict[str, 
             max_turns=cfg.max_turns,
             system_prompt=cfg.system_prompt,
             env_kwargs=cfg.env_kwargs,
+            seats=cfg.seats,
         )
         demos_config = DemosConfig(
             env_ids=list(cfg.env_ids), policy=cfg.demos, episodes=cfg.episodes, seed=cfg.seed,
             max_turns=cfg.max_turns, system_prompt=cfg.system_prompt, env_kwargs=cfg.env_kwargs,
+            seats=cfg.seats,
         )  # fmt: skip
         write_demos(rows, output / "demos", demos_config)
         say(f"played {len(rows)} {cfg.demos} demo episodes; saved to {output / 'demos'}")

@@ -55,13 +55,18 @@ FORMAT_WARM_START_DIR = "warm_start_format"
 
 def _demo_warm_start(cfg: TrainConfig, name: str, say: Say) -> str:
     """SFT on the ``warm_start`` demos (``trl-env sft``); the merged model GRPO starts from."""
+    from trl_env.trl._self_play import uses_seats
     from trl_env.trl._sft import SFTRunConfig, run_sft
     from trl_env.trl.models import load_model_and_tokenizer
 
     run = Path(cfg.output_dir or ".", WARM_START_DIR).resolve()
     played = cfg.warm_start in ("random", "oracle")
+    seats = uses_seats(cfg.self_play, cfg.opponent)
+    episodes = f"{cfg.warm_start_episodes} {cfg.warm_start} demo " + (
+        "games per env, both seats" if seats else "episodes per env"
+    )
     say(
-        f"warm start: SFT on {cfg.warm_start_episodes} {cfg.warm_start} demo episodes per env"
+        f"warm start: SFT on {episodes}"
         if played
         else f"warm start: SFT on the demos in {cfg.warm_start}"
     )
@@ -88,6 +93,9 @@ def _demo_warm_start(cfg: TrainConfig, name: str, say: Say) -> str:
             system_prompt=cfg.system_prompt,
             max_turns=cfg.max_turns,
             env_kwargs=dict(cfg.env_kwargs),
+            # A seat-played run (self-play, an opponent) sees each seat's own conversation:
+            # its demos play both seats the same way.
+            seats=seats,
         ),
         say=say,
     )
