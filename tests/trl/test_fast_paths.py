@@ -44,6 +44,10 @@ ROOT = Path(__file__).resolve().parents[2]
 # ------------------------------------------------------------------------------- the switch
 
 
+FLOAT32_CPU = tuple(n for n in LAYERS if n not in ("reserved_kv_cache", "inverse_cdf_sampling"))
+
+
+@pytest.mark.parametrize("bf16_units", [True, False], ids=["amx", "avx2"])
 @pytest.mark.parametrize(
     ("setting", "device", "enabled"),
     [
@@ -62,9 +66,25 @@ ROOT = Path(__file__).resolve().parents[2]
     ],
 )
 def test_one_setting_resolves_to_one_flag_per_layer(
-    setting: str, device: str, enabled: tuple[str, ...]
+    setting: str, device: str, enabled: tuple[str, ...], bf16_units: bool
 ) -> None:
-    assert FastPaths.resolve(setting, device).enabled == enabled
+    """``auto`` on a CPU without bf16 units leaves off the two layers measured inside the noise
+    there (NOT_ON_FLOAT32_CPUS); every other setting is the same on any CPU."""
+    if not bf16_units and setting.startswith("auto") and device == "cpu":
+        enabled = tuple(n for n in enabled if n in FLOAT32_CPU)
+    assert FastPaths.resolve(setting, device, bf16_units=bf16_units).enabled == enabled
+
+
+def test_auto_reads_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trl_env import _machine
+    from trl_env.trl.fast import NOT_ON_FLOAT32_CPUS
+
+    assert set(NOT_ON_FLOAT32_CPUS) == set(LAYERS) - set(FLOAT32_CPU)
+    for units, enabled in ((True, LAYERS), (False, FLOAT32_CPU)):
+        monkeypatch.setattr(_machine, "cpu_has_bf16_units", lambda units=units: units)
+        assert FastPaths.resolve("auto", "cpu").enabled == enabled
+        assert FastPaths.resolve("on", "cpu").enabled == LAYERS
+        assert FastPaths.resolve("auto", "cuda").enabled == ()
 
 
 def test_each_layer_can_be_turned_off_alone() -> None:
@@ -146,7 +166,7 @@ def test_a_newer_library_fails_naming_the_layer_and_the_switch(
     with pytest.raises(
         FastPathVersionError, match=r"transformers 5\.25\.0\.dev0.*--fast-paths off"
     ):
-        generator(model, tokenizer, "auto").generate([[5, 6, 7]], 2)
+        generator(model, tokenizer, "on").generate([[5, 6, 7]], 2)
     assert generator(model, tokenizer, "off").generate([[5, 6, 7]], 2)[0]
 
 
@@ -202,7 +222,12 @@ def test_auto_on_a_gpu_is_off(
     assert sampled(generator(model, tokenizer, "auto")) == transformers_tokens(model, tokenizer)
 
 
-def test_auto_on_a_cpu_is_every_layer(tiny_model_dir: str, tmp_path: Path) -> None:
+def test_auto_on_a_cpu_is_every_layer(
+    tiny_model_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trl_env import _machine
+
+    monkeypatch.setattr(_machine, "cpu_has_bf16_units", lambda: True)
     ours = make_trainer(TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, REWARDS)
     assert ours.fast_paths == FastPaths.all()
     assert ours.score_only_model_tokens and ours.attend_without_padding_mask

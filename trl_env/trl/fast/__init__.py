@@ -24,7 +24,8 @@ layer                    replaces                                               
 **One switch.** ``trl-env train --fast-paths auto|on|off`` (:class:`~trl_env.trl.training.TrainConfig`
 ``fast_paths``), ``FastPathsTrainer(fast_paths=...)`` (trl-env's trainer) and
 ``TransformersGenerator(fast_paths=...)`` (the rollout's and ``trl-env eval``'s generator) take
-the same setting: ``auto`` (every layer on a CPU, none on a GPU or MPS, where a run is then TRL's
+the same setting: ``auto`` (every layer on a CPU with bf16 units, all but
+:data:`NOT_ON_FLOAT32_CPUS` on one without, none on a GPU or MPS, where a run is then TRL's
 own plus trl-env's rollout), ``on``, ``off``, and layer names to add or remove
 (``"auto,-inverse_cdf_sampling"``; :class:`FastPaths` holds one flag per layer, so a benchmark can
 turn off one layer at a time).
@@ -43,7 +44,7 @@ Example:
     >>> from trl_env.trl.fast import FastPaths
     >>> FastPaths.resolve("auto", "cuda") == FastPaths.none()
     True
-    >>> FastPaths.resolve("auto", "cpu").without("inverse_cdf_sampling").enabled[:3]
+    >>> FastPaths.resolve("auto", "cpu", bf16_units=True).without("inverse_cdf_sampling").enabled[:3]
     ('frozen_bf16', 'onednn_prepack', 'reserved_kv_cache')
 """
 
@@ -57,6 +58,7 @@ _import_structure: dict[str, list[str]] = {
         "GENERATION_LAYERS",
         "LAYERS",
         "MODES",
+        "NOT_ON_FLOAT32_CPUS",
         "TRAINING_LAYERS",
         "FastPaths",
         "check_fast_paths",
@@ -72,6 +74,7 @@ __all__ = [
     "LAYERS",
     "LAYER_LIBRARIES",
     "MODES",
+    "NOT_ON_FLOAT32_CPUS",
     "TESTED",
     "TRAINING_LAYERS",
     "FastPaths",
@@ -88,6 +91,7 @@ if _TYPE_CHECKING:  # what the names are, for type checkers and readers
         GENERATION_LAYERS,
         LAYERS,
         MODES,
+        NOT_ON_FLOAT32_CPUS,
         TRAINING_LAYERS,
         FastPaths,
         check_fast_paths,

@@ -58,15 +58,17 @@ class GenerationFastPaths:
     """The generation fast paths of one generator (see the module docstring).
 
     Args:
-        setting: ``"auto"`` (every layer on a CPU, none elsewhere), ``"on"``, ``"off"``, a
-            setting with layer names, or a :class:`~trl_env.trl.fast.FastPaths`.
+        setting: ``"auto"`` (every layer on a CPU, less
+            :data:`~trl_env.trl.fast.NOT_ON_FLOAT32_CPUS` on one without bf16 units; none
+            elsewhere), ``"on"``, ``"off"``, a setting with layer names, or a
+            :class:`~trl_env.trl.fast.FastPaths`.
 
     Example:
         >>> from transformers import Qwen3Config, Qwen3ForCausalLM
         >>> model = Qwen3ForCausalLM(Qwen3Config(
         ...     vocab_size=16, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
         ...     num_attention_heads=2, num_key_value_heads=1, head_dim=4))
-        >>> GenerationFastPaths("auto").active(model).enabled  # a CPU model: every layer
+        >>> GenerationFastPaths("on").active(model).enabled  # every layer it can serve
         ('frozen_bf16', 'onednn_prepack', 'reserved_kv_cache', 'inverse_cdf_sampling', 'shared_prefill')
         >>> GenerationFastPaths("off").active(model).enabled
         ()

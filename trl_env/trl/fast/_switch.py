@@ -4,9 +4,10 @@ The setting is ``"auto"`` (the default), ``"on"`` or ``"off"``, optionally follo
 names to add (``name``) or remove (``-name``), comma-separated: ``"auto,-inverse_cdf_sampling"``
 is the default without inverse-CDF sampling; ``"off,reserved_kv_cache"`` is the stock path plus
 the reserved cache; a list of names alone turns on exactly those. ``auto`` means every layer on
-a CPU and none elsewhere (a GPU or MPS run is then TRL's, transformers' and peft's own, plus
-trl-env's rollout): the layers were measured on CPUs, and two of them draw other random numbers
-than the stock path or need float64.
+a CPU with bf16 units (AMX, AVX-512 bf16), every layer but :data:`NOT_ON_FLOAT32_CPUS` on a CPU
+without them, and none elsewhere (a GPU or MPS run is then TRL's, transformers' and peft's own,
+plus trl-env's rollout): the layers were measured on CPUs, and two of them draw other random
+numbers than the stock path or need float64.
 
 Torch-free on purpose: :class:`~trl_env.trl.training.TrainConfig` checks the setting without
 importing torch.
@@ -26,6 +27,7 @@ __all__ = [
     "GENERATION_LAYERS",
     "LAYERS",
     "MODES",
+    "NOT_ON_FLOAT32_CPUS",
     "TRAINING_LAYERS",
     "FastPaths",
     "check_fast_paths",
@@ -54,6 +56,13 @@ BF16_LAYERS = ("frozen_bf16", "onednn_prepack", "lora_input_casts", "lora_addmm"
 CPU without bf16 units, leaves them idle): the bf16 weight copies and their oneDNN packing, and
 the LoRA casts and fused additions that work on bf16 inputs."""
 MODES = ("auto", "on", "off")
+NOT_ON_FLOAT32_CPUS = ("reserved_kv_cache", "inverse_cdf_sampling")
+"""The layers ``auto`` leaves off on a CPU without bf16 units (a float32 run): there, turned off
+one at a time in a SmolLM2 LoRA GRPO step (``benchmarks/grpo_step_profile.py --ablate`` on an AMD
+EPYC with AVX2, ``benchmarks/results/grpo_step_ablation_amd_epyc.txt``), the reserved cache saved
+0.6 s of a 108 s step, inside the 0.9 s run-to-run noise, and inverse-CDF sampling none (the
+step was 3.0 s shorter without it, on other sampled episodes). Their gains were measured on a CPU
+with AMX, where ``auto`` keeps them."""
 
 
 @dataclass(frozen=True)
@@ -64,8 +73,10 @@ class FastPaths:
     kind, device, dtype, library versions) and may refuse: see :mod:`trl_env.trl.fast`.
 
     Example:
-        >>> FastPaths.resolve("auto", "cpu") == FastPaths.all()
+        >>> FastPaths.resolve("auto", "cpu", bf16_units=True) == FastPaths.all()
         True
+        >>> FastPaths.resolve("auto", "cpu", bf16_units=False).inverse_cdf_sampling
+        False
         >>> FastPaths.resolve("auto", "cuda").enabled
         ()
         >>> FastPaths.resolve("on,-inverse_cdf_sampling", "cuda").inverse_cdf_sampling
@@ -95,9 +106,17 @@ class FastPaths:
         return cls(**dict.fromkeys(LAYERS, False))
 
     @classmethod
-    def resolve(cls, setting: str | FastPaths | None, device_type: str) -> FastPaths:
+    def resolve(
+        cls, setting: str | FastPaths | None, device_type: str, *, bf16_units: bool | None = None
+    ) -> FastPaths:
         """The layers a setting turns on for a model on ``device_type`` (``"cpu"``, ``"cuda"``,
         ``"mps"``, ...). A :class:`FastPaths` is taken as it is; ``None`` is ``"auto"``.
+
+        Args:
+            setting: See the module docstring.
+            device_type: Where the model runs.
+            bf16_units: Whether this CPU has bf16 units (``auto`` on a CPU without them leaves
+                :data:`NOT_ON_FLOAT32_CPUS` off); ``None``: read from this machine's CPU.
 
         Raises:
             trl_env.error.UsageError: A setting that :func:`check_fast_paths` refuses.
@@ -109,6 +128,13 @@ class FastPaths:
             flags = dict.fromkeys(LAYERS, True)
         else:
             flags = dict.fromkeys(LAYERS, False)
+        if mode == "auto" and device_type == "cpu":
+            if bf16_units is None:
+                from trl_env._machine import cpu_has_bf16_units
+
+                bf16_units = cpu_has_bf16_units()
+            if not bf16_units:
+                flags.update(dict.fromkeys(NOT_ON_FLOAT32_CPUS, False))
         for name, on in changes:
             flags[name] = on
         return cls(**flags)
@@ -184,9 +210,11 @@ def fast_paths_field() -> Any:
         default="auto",
         metadata={
             "help": "trl-env's fast paths, which replace parts of TRL, transformers and peft (see "
-            "docs/real_models.md): auto (on a CPU, off on a GPU or MPS, where the run is then "
-            "TRL's own plus the rollout), on, off (the stock path), or layer names to add (name) "
-            "or remove (-name), comma-separated, e.g. auto,-inverse_cdf_sampling.",
+            "docs/real_models.md): auto (on a CPU, less the reserved KV cache and inverse-CDF "
+            "sampling on one without bf16 units, where they measured inside the noise; off on a "
+            "GPU or MPS, where the run is then TRL's own plus the rollout), on, off (the stock "
+            "path), or layer names to add (name) or remove (-name), comma-separated, e.g. "
+            "auto,-inverse_cdf_sampling.",
             "metavar": "auto|on|off",
         },
     )
