@@ -258,9 +258,12 @@ def print_table(args: argparse.Namespace, results: list[dict[str, Any]]) -> None
 
 def ablation_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Each layer's gain: the median step without it less the median step with every layer on
-    (the mean of the two "on" runs), its share of the step, and whether it lies inside the
-    run-to-run noise: the gap between the medians of the two "on" runs, the same setting run
-    twice. (Steps within one run play different tasks, so their spread is not noise.)"""
+    (the mean of the two "on" runs), its share of the step, and its verdict against the
+    run-to-run noise (the gap between the medians of the two "on" runs, the same setting run
+    twice): a gain above it earns the layer its place, one below minus it makes the step slower,
+    the rest is inside the noise. (Steps within one run play different tasks, so their spread is
+    not noise; a layer that changes the sampled tokens also changes the episodes, so a setting's
+    generation and training parts move by several seconds with it.)"""
     ok = {r["setting"]: r for r in results if not r.get("failed")}
     ons = [ok[n]["median_step_s"] for n in ("fast-paths on", "fast-paths on (again)") if n in ok]
     if not ons:
@@ -272,9 +275,11 @@ def ablation_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
         if "layer" not in r:
             continue
         gain = r["median_step_s"] - on_s
+        verdict = "earns its place" if gain > noise_s else "inside the noise"
         layers[r["layer"]] = {
             "median_without_s": round(r["median_step_s"], 2), "gain_s": round(gain, 2),
             "share": round(gain / r["median_step_s"], 3), "inside_noise": gain <= noise_s,
+            "verdict": "slower with it" if gain < -noise_s else verdict,
         }  # fmt: skip
     off = ok.get("fast-paths off")
     return {
@@ -288,7 +293,7 @@ def print_ablation(summary: dict[str, Any], idle_layers: list[str]) -> None:
           f"{summary['off_s']} s; run-to-run noise {summary['noise_s']} s")  # fmt: skip
     print(f"{'layer':24s}{'without s':>10s}{'gain s':>8s}{'share':>8s}  verdict")
     for layer, row in summary["layers"].items():
-        verdict = "inside the noise" if row["inside_noise"] else "earns its place"
+        verdict = row["verdict"]
         print(f"{layer:24s}{row['median_without_s']:10.1f}{row['gain_s']:8.1f}"
               f"{row['share']:8.1%}  {verdict}")  # fmt: skip
     for layer in idle_layers:

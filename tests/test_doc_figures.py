@@ -865,6 +865,52 @@ def before_after_table(page: Page, results: str) -> dict[str, Any]:
 
 
 @checks(REAL_MODELS)
+def fast_path_ablation(page: Page) -> Iterator[str]:
+    """Each fast path's share of a SmolLM2 step: ``grpo_step_ablation_amd_epyc.txt`` (its last
+    line: the ``--ablate`` JSON); the gains and verdicts recomputed from the settings' medians."""
+    path = RESULTS + "grpo_step_ablation_amd_epyc.txt"
+    run = json.loads(text_of(path).strip().splitlines()[-1])
+    settings = run["settings"]
+    ons = [settings[n]["median_step_s"] for n in ("fast-paths on", "fast-paths on (again)")]
+    on, noise = sum(ons) / 2, max(ons) - min(ons)
+    assert (round(on, 2), round(noise, 2)) == (run["after_s"], run["noise_s"])
+    signed = lambda x, unit: f"{'+' if x >= 0 else '−'}{abs(x):.1f}{unit}"  # noqa: E731
+    rows = [["every layer on (two runs)", f"{on:.1f} s", "", "", ""]]
+    for layer, row in run["ablation"].items():
+        without = settings[f"without {layer}"]["median_step_s"]
+        gain = without - on
+        assert round(gain, 2) == row["gain_s"]
+        verdict = "earns its place" if gain > noise else "inside the noise"
+        verdict = "slower with it" if gain < -noise else verdict
+        rows.append([f"without `{layer}`", f"{without:.1f} s", signed(gain, " s"),
+                     signed(100 * gain / without, "%"), verdict])  # fmt: skip
+    off = settings["fast-paths off"]["median_step_s"]
+    rows.append(["none (`--fast-paths off`)", f"{off:.1f} s", signed(off - on, " s"),
+                 signed(100 * (off - on) / off, "%"), ""])  # fmt: skip
+    _, table = page.table(path)
+    assert table == rows
+    assert run["cpu"]["bf16_units"] is False and run["idle_layers"] == [
+        "frozen_bf16", "onednn_prepack", "lora_input_casts", "lora_addmm"
+    ]  # fmt: skip
+    yield f'The run-to-run noise was {noise:.1f} s (the two "every layer on" runs: {ons[0]:.1f} s and {ons[1]:.1f} s)'
+    yield f"every layer on made the step {off / on:.2f}x faster than none"
+    scoring = run["ablation"]["model_token_scoring"]
+    peak = lambda name: settings[name]["peak_memory_gb"]  # noqa: E731
+    without = settings["without model_token_scoring"]["median_step_s"]
+    yield f"saved {scoring['gain_s']:.1f} s of a {without:.1f} s step"
+    yield f"the peak was {peak('without model_token_scoring'):.1f} GB without it, {peak('fast-paths on'):.1f} GB with every layer on"
+    yield f"`unpadded_training` saved {run['ablation']['unpadded_training']['gain_s']:.1f} s"
+    generation = [s["generation_s"] for s in settings.values() if s["setting"] != "fast-paths off"]
+    yield f"moved between {min(generation):.1f} s and {max(generation):.1f} s from setting to setting"
+    yield f"`reserved_kv_cache` ({signed(run['ablation']['reserved_kv_cache']['gain_s'], ' s')})"
+    yield f"the step was {-run['ablation']['inverse_cdf_sampling']['gain_s']:.1f} s *shorter* without"
+    yield f"`shared_prefill`'s {signed(run['ablation']['shared_prefill']['gain_s'], ' s')} was just above the noise"
+    yield f"where every layer on gave {on:.1f} s per step"
+    episodes, turns = re.search(r"(\d+) episodes/step, up to (\d+) turns", text_of(path)).groups()
+    yield f"({episodes} episodes per step, up to {turns} turns) with trl-env's trainer"
+
+
+@checks(REAL_MODELS)
 def learning_in_minutes(page: Page) -> Iterator[str | list[str]]:
     """TextLargestNumber-v0 learns in 14 minutes, TextTicTacToe-v0 not in 40
     (``real_model_learning/``); LoRA against full fine-tuning (``compare_lora/``)."""

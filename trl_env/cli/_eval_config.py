@@ -154,8 +154,9 @@ class EvalConfig:
     fast_paths: str = field(
         default="auto",
         metadata={
-            "help": "The generation fast paths (docs/real_models.md): auto (on a CPU, off on a "
-            "GPU or MPS), on, off, or layer names to add (name) or remove (-name), "
+            "help": "The generation fast paths (docs/real_models.md): auto (on a CPU, less the "
+            "reserved KV cache and inverse-CDF sampling on one without bf16 units; off on a GPU "
+            "or MPS), on, off, or layer names to add (name) or remove (-name), "
             "comma-separated. A trl-env train run's held-out evals use the run's --fast-paths.",
             "metavar": "auto|on|off",
             "group": _MODEL,

@@ -63,7 +63,9 @@ class FastPathsTrainer:
     docstring). Put it before ``GRPOTrainer`` in the bases.
 
     Args:
-        fast_paths: ``"auto"`` (default: every layer on a CPU, none elsewhere), ``"on"``,
+        fast_paths: ``"auto"`` (default: every layer on a CPU, less
+            :data:`~trl_env.trl.fast.NOT_ON_FLOAT32_CPUS` on one without bf16 units; none
+            elsewhere), ``"on"``,
             ``"off"``, a setting with layer names (``"auto,-lora_addmm"``), or a
             :class:`~trl_env.trl.fast.FastPaths`.
 
