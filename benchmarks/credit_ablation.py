@@ -15,7 +15,7 @@ commands and tabulates; it holds no training logic of its own.
    above B's (recomputed from the intervals), and ``winner``: the credit above every other, or
    ``None`` when no interval is apart (the runs do not tell the credits apart).
 
-Run (the ablation of docs/multiturn.md; the tiny model, about 10 minutes on 2 CPU cores):
+Run (the ablation of docs/multiturn.md; the tiny model: 14-17 minutes a run on a shared 2-core CPU):
     python benchmarks/credit_ablation.py --env TextLargestNumber-v0 --max-steps 400 \\
         --out benchmarks/results/credit_ablation
 """

@@ -124,6 +124,7 @@ NOT_MEASUREMENTS: dict[str, list[str]] = {
         *("16 episodes per step", "(16 episodes a step, so noisy)", "8 episodes a step"),
         *("8 tokens per turn", "16 tokens per turn", "at most 14 turns", "up to 7 turns"),
         "upper clip 0.28",
+        "training batches, last 10 steps",  # a column header: the window of the figures
     ],
     REAL_MODELS: [
         *("95%", "Under 50% at temperature 1", "closer to 25 s", "runs it for 2 steps"),
@@ -312,6 +313,39 @@ def trained(run: dict[str, Any]) -> str:
 
 
 # docs/multiturn.md ---------------------------------------------------------------------------
+
+
+@checks(MULTITURN)
+def three_credits(page: Page) -> Iterator[str]:
+    """Episode, turn and step-group credit on the tiny model's game:
+    ``credit_ablation/result.json``, the "above" claim recomputed from the Wilson intervals."""
+    path = RESULTS + "credit_ablation/result.json"
+    run = load(path)
+    credits = run["credits"]
+    low, high = (
+        {name: wilson_interval(r["wins"], r["episodes"])[i] for name, r in credits.items()}
+        for i in (0, 1)
+    )
+    for name, r in credits.items():
+        assert (r["success_ci_low"], r["success_ci_high"]) == pytest.approx(
+            (low[name], high[name]), abs=1e-4
+        )
+    _, rows = page.table(path)
+    assert rows == [
+        [f"`{name}`", f"{fraction(r)} [{low[name]:.3f}, {high[name]:.3f}]",
+         f"{r['train_success_last_10']:.3f}"]
+        for name, r in credits.items()
+    ]  # fmt: skip
+    assert low["episode"] > high["turn"] and low["episode"] > high["step-group"]
+    assert not (low["turn"] > high["step-group"] or low["step-group"] > high["turn"])
+    assert run["winner"] == "episode" and all(r["mean_turns"] == 1.0 for r in credits.values())
+    assert all(r["command"].endswith(f"--credit {n} --seed 0 --max-steps 400 --out "
+                                     f"/work/bench/credit/{n} --overwrite --no-progress")
+               for n, r in credits.items())  # fmt: skip
+    minutes_ = sorted(round(r["wall_s"] / 60) for r in credits.values())
+    yield f"seed {run['seed']}, {run['max_steps']} steps each"
+    yield f"{run['eval_episodes']} held-out seeds from {run['eval_seed']}"
+    yield f"the wall times of {minutes_[0]}-{minutes_[-1]} minutes per run"
 
 
 @checks(MULTITURN)
