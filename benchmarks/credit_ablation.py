@@ -33,7 +33,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _real_model import cli, run_facts, run_settings_flags, run_train, wilson_interval
+from _real_model import cli, run_facts, run_settings_flags, run_train
+from real_model_learning import summarize
 
 CREDITS = ("episode", "turn", "step-group")
 
@@ -71,11 +72,7 @@ def held_out(args: argparse.Namespace, run: Path, settings: dict[str, Any]) -> d
                "--json", "--no-progress", *run_settings_flags(settings)]  # fmt: skip
     print("$", shlex.join(command), flush=True)
     done = subprocess.run(cli(command), check=True, stdout=subprocess.PIPE, text=True)
-    summary = dict(json.loads(done.stdout)["envs"][args.env])
-    wins = round(summary["success_rate"] * summary["episodes"])
-    low, high = wilson_interval(wins, summary["episodes"])
-    summary.update(wins=wins, success_ci_low=round(low, 4), success_ci_high=round(high, 4))
-    return {"eval_command": shlex.join(command), **summary}
+    return {"eval_command": shlex.join(command), **summarize(json.loads(done.stdout), args.env)}
 
 
 def last_steps_success(run: Path, window: int = 10) -> float | None:
