@@ -18,7 +18,7 @@ def model_and_tokenizer(tmp_path_factory):
 
 
 def make_generator(
-    model, tokenizer, temperature: float = 0.7, autocast=None
+    model, tokenizer, temperature: float = 0.7, autocast=None, fast_paths="auto"
 ) -> TransformersGenerator:
     eos = [tokenizer.convert_tokens_to_ids("<|im_end|>")]
     config = GenerationConfig(
@@ -36,6 +36,7 @@ def make_generator(
         generation_config=config,
         temperature=temperature,
         autocast=autocast,
+        fast_paths=fast_paths,
     )
 
 

@@ -12,6 +12,7 @@ layer                    replaces                                               
 ``frozen_bf16``          autocast's per-call cast of frozen weights; LoRA adapters  generation
                          as separate matmuls (merged into the bf16 copy)
 ``onednn_prepack``       ``F.linear``'s per-call oneDNN weight packing              generation
+``merged_lora``          LoRA adapters as separate matmuls in a float32 generation  generation
 ``reserved_kv_cache``    ``DynamicLayer``'s ``torch.cat`` growth per decode step    generation
 ``inverse_cdf_sampling`` ``torch.multinomial`` (another random stream)              generation
 ``shared_prefill``       one prefill per row of a group's shared prompt             generation
@@ -45,7 +46,7 @@ Example:
     >>> FastPaths.resolve("auto", "cuda") == FastPaths.none()
     True
     >>> FastPaths.resolve("auto", "cpu", bf16_units=True).without("inverse_cdf_sampling").enabled[:3]
-    ('frozen_bf16', 'onednn_prepack', 'reserved_kv_cache')
+    ('frozen_bf16', 'onednn_prepack', 'merged_lora')
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING

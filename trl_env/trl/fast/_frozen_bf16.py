@@ -158,6 +158,12 @@ class FrozenBF16Weights:
         (torch.bfloat16, torch.float32, True)
     """
 
+    dtype: torch.dtype = torch.bfloat16
+    """The dtype of the copies."""
+    only_adapted: bool = False
+    """Copy only the layers with LoRA adapters to fold in (a copy of any other layer in the
+    model's own dtype would change nothing)."""
+
     def __init__(self, *, merge_lora: bool = True, prepack: bool = True) -> None:
         self.merge_lora = merge_lora
         self.prepack = prepack
@@ -210,7 +216,7 @@ class FrozenBF16Weights:
                     merged = merged.clone()
                     for name in _active_lora_adapters(lora):
                         merged += lora.get_delta_weight(name).to(merged.dtype)
-                copy = torch.nn.Parameter(merged.to(torch.bfloat16), requires_grad=False)
+                copy = torch.nn.Parameter(merged.to(self.dtype), requires_grad=False)
                 packed = None
                 # Only nn.Linear's own forward (subclasses add logic) with a bias that cannot
                 # change under the copy (the packed layer keeps a bf16 copy of it).
@@ -218,6 +224,7 @@ class FrozenBF16Weights:
                 bias = module.bias
                 if (
                     self.prepack
+                    and self.dtype == torch.bfloat16
                     and plain
                     and (bias is None or not bias.requires_grad)
                     and onednn_packing_available()
@@ -236,6 +243,8 @@ class FrozenBF16Weights:
         """
         modules = self._frozen_linears(model)
         loras = _mergeable_loras(model) if self.merge_lora and modules else {}
+        if self.only_adapted:
+            modules = [module for module in modules if id(module) in loras]
         originals: list[tuple[torch.nn.Linear, torch.nn.Parameter]] = []
         packed_modules: list[torch.nn.Linear] = []
         merged: list[Any] = []

@@ -3,7 +3,8 @@
 :class:`~trl_env.trl.models.TransformersGenerator` takes one argument, ``fast_paths``, and asks
 this object, inside each ``generate`` call, which layers are on for the model it runs (the
 setting resolved on the model's device, minus the layers whose preconditions this model fails),
-and for each piece: the weights to run with (``frozen_bf16``, ``onednn_prepack``), the cache to
+and for each piece: the weights to run with (``frozen_bf16``, ``onednn_prepack``,
+``merged_lora``), the cache to
 build (``reserved_kv_cache``), the token selection (``inverse_cdf_sampling``) and the prefill of a
 group's shared prompt (``shared_prefill``). Nothing is installed outside a ``generate`` call.
 """
@@ -15,6 +16,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from trl_env.trl.fast._checks import (
     accepts_position_ids,
     bf16_autocast_active,
@@ -25,6 +28,7 @@ from trl_env.trl.fast._checks import (
 )
 from trl_env.trl.fast._frozen_bf16 import FrozenBF16Weights, _sharded, _uses_dora
 from trl_env.trl.fast._inverse_cdf import SamplingPlan, sampling_plan
+from trl_env.trl.fast._merged_lora import MergedLoRAWeights
 from trl_env.trl.fast._switch import GENERATION_LAYERS, FastPaths
 from trl_env.trl.fast._versions import check_versions
 
@@ -38,7 +42,7 @@ __all__ = ["GenerationFastPaths"]
 
 def _refusal(layer: str, model: Any, device_type: str) -> str | None:
     """Why ``layer`` cannot serve ``model`` exactly, or None (see :mod:`trl_env.trl.fast`)."""
-    if layer == "frozen_bf16":
+    if layer in ("frozen_bf16", "merged_lora"):
         if _uses_dora(model):
             return "it has DoRA layers, which read their base weight's norm from the weight"
         if any(_sharded(p) for p in model.parameters()):
@@ -69,7 +73,7 @@ class GenerationFastPaths:
         ...     vocab_size=16, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
         ...     num_attention_heads=2, num_key_value_heads=1, head_dim=4))
         >>> GenerationFastPaths("on").active(model).enabled  # every layer it can serve
-        ('frozen_bf16', 'onednn_prepack', 'reserved_kv_cache', 'inverse_cdf_sampling', 'shared_prefill')
+        ('frozen_bf16', 'onednn_prepack', 'merged_lora', 'reserved_kv_cache', 'inverse_cdf_sampling', 'shared_prefill')
         >>> GenerationFastPaths("off").active(model).enabled
         ()
     """
@@ -78,6 +82,7 @@ class GenerationFastPaths:
         FastPaths.resolve(setting, "cpu")  # refuse a bad setting now, not at the first call
         self.setting = setting
         self.frozen_bf16 = FrozenBF16Weights()
+        self.merged_lora = MergedLoRAWeights()
 
     def active(self, model: Any) -> FastPaths:
         """The generation layers on for ``model``: the setting on its device, less the layers
@@ -100,14 +105,20 @@ class GenerationFastPaths:
         return dataclasses.replace(FastPaths.none(), **flags)
 
     def weights(self, model: Any, active: FastPaths) -> contextlib.AbstractContextManager[Any]:
-        """The weights to generate with: the frozen bfloat16 copies under CPU bfloat16 autocast
-        (packed for oneDNN with ``onednn_prepack``), else the model's own."""
-        if not (active.frozen_bf16 and bf16_autocast_active("cpu")):
-            return contextlib.nullcontext()
+        """The weights to generate with on a CPU: the frozen bfloat16 copies under bfloat16
+        autocast (``frozen_bf16``, packed for oneDNN with ``onednn_prepack``), the float32 copies
+        of the LoRA-adapted layers with their adapters folded in without autocast
+        (``merged_lora``), else the model's own."""
         if model_device_type(model) != "cpu":
             return contextlib.nullcontext()
-        self.frozen_bf16.prepack = active.onednn_prepack
-        return self.frozen_bf16.swapped_in(model)
+        if bf16_autocast_active("cpu"):
+            if not active.frozen_bf16:
+                return contextlib.nullcontext()
+            self.frozen_bf16.prepack = active.onednn_prepack
+            return self.frozen_bf16.swapped_in(model)
+        if active.merged_lora and not torch.is_autocast_enabled("cpu"):
+            return self.merged_lora.swapped_in(model)
+        return contextlib.nullcontext()
 
     @staticmethod
     def cache_factory(active: FastPaths) -> CacheFactory:
@@ -152,5 +163,6 @@ class GenerationFastPaths:
         )
 
     def clear(self) -> None:
-        """Drop the bfloat16 copies (after weights changed through ``.data``)."""
+        """Drop the weight copies (after weights changed through ``.data``)."""
         self.frozen_bf16.clear()
+        self.merged_lora.clear()

@@ -37,6 +37,7 @@ __all__ = [
 GENERATION_LAYERS = (
     "frozen_bf16",
     "onednn_prepack",
+    "merged_lora",
     "reserved_kv_cache",
     "inverse_cdf_sampling",
     "shared_prefill",
@@ -87,6 +88,7 @@ class FastPaths:
 
     frozen_bf16: bool = True
     onednn_prepack: bool = True
+    merged_lora: bool = True
     reserved_kv_cache: bool = True
     inverse_cdf_sampling: bool = True
     shared_prefill: bool = True

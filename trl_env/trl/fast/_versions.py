@@ -34,6 +34,8 @@ TESTED: dict[str, tuple[str, str]] = {
 LAYER_LIBRARIES: dict[str, tuple[str, ...]] = {
     # peft: LoraLayer internals (_disable_adapters, get_delta_weight, lora_variant).
     "frozen_bf16": ("torch", "peft"),
+    # the same LoraLayer internals, through frozen_bf16's copies.
+    "merged_lora": ("torch", "peft"),
     # torch.ops.mkldnn._reorder_linear_weight / _linear_pointwise.
     "onednn_prepack": ("torch",),
     # transformers.cache_utils.DynamicLayer internals (lazy_initialization, keys, values).
