@@ -944,6 +944,56 @@ def fast_path_ablation(page: Page) -> Iterator[str]:
     yield f"({episodes} episodes per step, up to {turns} turns) with trl-env's trainer"
 
 
+def turn_shape(shape: dict[str, int]) -> str:
+    """``generation_fast_paths.py``'s turn shape in words."""
+    return f"{shape['rows']} rows, {shape['turns']} turns of {shape['tokens']} tokens"
+
+
+@checks(REAL_MODELS)
+def merged_lora_generation(page: Page) -> Iterator[str]:
+    """``merged_lora`` on a CPU without bf16 units: the rollout's generation per setting
+    (``generation_fast_paths_amd_epyc/``, each file's last line its JSON); the gains, the noise,
+    the verdicts and the ratios recomputed from the rounds."""
+    path = RESULTS + "generation_fast_paths_amd_epyc/"
+    rows, runs, shapes = [], {}, {}
+    for name, shape in (("hangman_shape", "Hangman's"), ("tictactoe_shape", "TicTacToe's")):
+        text = text_of(f"{path}{name}.txt")
+        run = json.loads(text.strip().splitlines()[-1])
+        shapes[shape] = run
+        rounds: dict[str, list[float]] = {}
+        for setting, seconds in re.findall(r"^round \d+ +(\S+) +([\d.]+) s$", text, re.M):
+            rounds.setdefault(setting, []).append(float(seconds))
+        median = {k: sorted(v)[len(v) // 2] for k, v in rounds.items()}
+        assert {k: round(v, 2) for k, v in median.items()} == run["medians_s"]
+        noise = max(rounds["auto"]) - min(rounds["auto"])
+        # The rounds are printed to 0.01 s, the JSON's noise from the unrounded times.
+        assert abs(noise - run["noise_s"]) <= 0.011 and run["cpu"]["bf16_units"] is False
+        # Earns its place: every round without the layer slower than every round with it.
+        assert min(rounds["auto,-merged_lora"]) > max(rounds["auto"])
+        gain = median["auto,-merged_lora"] - median["auto"]
+        runs[shape] = {"gain": gain, "reserved": median["auto,reserved_kv_cache"] - median["auto"],
+                       "noise": noise, "ratio": median["off"] / median["auto"]}  # fmt: skip
+        assert abs(runs[shape]["reserved"]) < noise  # inside the noise: auto leaves it off
+        rows.append([
+            f"{shape}: {turn_shape(run['shape'])}",
+            f"{median['auto']:.1f} s",
+            f"{median['auto,-merged_lora']:.1f} s (+{gain:.1f} s, {gain / median['auto,-merged_lora']:.0%})",
+            f"{median['auto,reserved_kv_cache']:.1f} s", f"{median['off']:.1f} s", f"{noise:.1f} s",
+        ])  # fmt: skip
+    _, table = page.table(path)
+    assert table == rows
+    hangman, tictactoe = runs["Hangman's"], runs["TicTacToe's"]
+    hangman_size, tictactoe_size = (
+        turn_shape(shapes[shape]["shape"]) for shape in ("Hangman's", "TicTacToe's")
+    )
+    yield f"Hangman's recipe ({hangman_size}) and the ablation's TicTacToe ({tictactoe_size})"
+    yield f"generation took {hangman['gain']:.1f} s and {tictactoe['gain']:.1f} s longer without it"
+    signed = lambda x: f"{'+' if x >= 0 else '−'}{abs(x):.1f} s"  # noqa: E731
+    yield f"({signed(hangman['reserved'])} on Hangman's shape, {signed(tictactoe['reserved'])} on TicTacToe's)"
+    yield f"was {hangman['ratio']:.2f}x"
+    yield f"and {tictactoe['ratio']:.2f}x (TicTacToe's)"
+
+
 @checks(REAL_MODELS)
 def learning_in_minutes(page: Page) -> Iterator[str | list[str]]:
     """TextLargestNumber-v0 learns in 14 minutes, TextTicTacToe-v0 not in 40

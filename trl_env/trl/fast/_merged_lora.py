@@ -8,9 +8,10 @@ their Python and dispatch overhead, in every adapted layer (all linear layers wi
 a float32 copy ``W + scaling * B @ A`` (the sum as peft's own ``merge`` takes it), made once per
 change of the adapters: at most once per GRPO step.
 **Gain**: SmolLM2-135M-Instruct with LoRA r16 on all linear layers, float32, on an AMD EPYC with
-AVX2 only (no bf16 units), 2 threads: 16 rows, 14 turns of 8 tokens after a 300-token prompt
-(Hangman's shape) and 8 rows, 6 turns of 32 tokens (TicTacToe's), ``benchmarks/generation_fast_paths.py``
-(``benchmarks/results/generation_fast_paths_amd_epyc.txt``; figures in ``docs/real_models.md``).
+AVX2 only (no bf16 units), 2 threads, the rollout's generator (``benchmarks/generation_fast_paths.py``,
+medians of 3 alternated rounds): 16 rows, 14 turns of 8 tokens (Hangman's recipe) 71.5 -> 60.2 s;
+8 rows, 6 turns of 32 tokens (TicTacToe's) 48.9 -> 42.9 s; every round without it slower than
+every round with it (``benchmarks/results/generation_fast_paths_amd_epyc/``, ``docs/real_models.md``).
 The cost: a float32 copy of every adapted weight while the run lasts (about 430 MB for
 SmolLM2-135M).
 **Depends on**: peft's LoRA layer internals (``_disable_adapters``, ``get_delta_weight``,
