@@ -992,6 +992,22 @@ def merged_lora_generation(page: Page) -> Iterator[str]:
     yield f"({signed(hangman['reserved'])} on Hangman's shape, {signed(tictactoe['reserved'])} on TicTacToe's)"
     yield f"was {hangman['ratio']:.2f}x"
     yield f"and {tictactoe['ratio']:.2f}x (TicTacToe's)"
+    step = json.loads(
+        text_of(RESULTS + "grpo_step_ablation_amd_epyc_merged_lora.txt").strip().splitlines()[-1]
+    )
+    ons = [step["settings"][n]["median_step_s"] for n in ("fast-paths on", "fast-paths on (again)")]
+    assert round(sum(ons) / 2, 2) == step["after_s"] and step["cpu"]["bf16_units"] is False
+    layer = step["ablation"]["merged_lora"]
+    assert layer["gain_s"] > step["noise_s"] and layer["verdict"] == "earns its place"
+    yield (
+        f"every layer on {step['after_s']:.1f} s per step, without `merged_lora` "
+        f"{layer['median_without_s']:.1f} s, a gain of {layer['gain_s']:.1f} s "
+        f"({layer['share']:.1%} of the step) against a run-to-run noise of {step['noise_s']:.1f} s"
+    )
+    earlier = json.loads(
+        text_of(RESULTS + "grpo_step_ablation_amd_epyc.txt").strip().splitlines()[-1]
+    )
+    yield f"({earlier['after_s']:.1f} s per step with every layer on then)"
 
 
 @checks(REAL_MODELS)
