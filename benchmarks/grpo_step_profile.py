@@ -72,18 +72,26 @@ TRL_ENV_TRAINER = {"after"}
 def ablation_settings(bf16: bool) -> dict[str, dict[str, Any]]:
     """``--ablate``: trl-env's trainer as ``trl-env train`` runs it on this CPU (bf16 where the
     CPU has bf16 units), with every fast path on, with each layer off in turn, with none, and
-    with every layer on again (the two "on" runs give the run-to-run noise). Layers that act only
-    under bf16 autocast are left out of a float32 run: they are idle there."""
-    from trl_env.trl.fast import BF16_LAYERS, LAYERS
+    with every layer on again (the two "on" runs give the run-to-run noise). Layers idle in the
+    run's dtype (:func:`idle_layers`) are left out."""
+    from trl_env.trl.fast import LAYERS
 
     base = {"activation_checkpointing": True, "bf16": bf16}
-    layers = [layer for layer in LAYERS if bf16 or layer not in BF16_LAYERS]
+    layers = [layer for layer in LAYERS if layer not in idle_layers(bf16)]
     settings = {"fast-paths on": {**base, "fast_paths": "on"}}
     for layer in layers:
         settings[f"without {layer}"] = {**base, "fast_paths": f"on,-{layer}", "layer": layer}
     settings["fast-paths off"] = {**base, "fast_paths": "off"}
     settings["fast-paths on (again)"] = {**base, "fast_paths": "on"}
     return settings
+
+
+def idle_layers(bf16: bool) -> list[str]:
+    """The fast paths that change nothing in a run of this dtype: the bf16 layers in a float32
+    run, the float32 ones (``merged_lora``) under bf16 autocast."""
+    from trl_env.trl.fast import BF16_LAYERS, FLOAT32_LAYERS
+
+    return list(FLOAT32_LAYERS if bf16 else BF16_LAYERS)
 
 
 class TimedRollout:
@@ -288,7 +296,7 @@ def ablation_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def print_ablation(summary: dict[str, Any], idle_layers: list[str]) -> None:
+def print_ablation(summary: dict[str, Any], idle: list[str], bf16: bool) -> None:
     print(f"\nevery layer on: median {summary['on_s']} s/step; none (stock TRL/transformers/peft): "
           f"{summary['off_s']} s; run-to-run noise {summary['noise_s']} s")  # fmt: skip
     print(f"{'layer':24s}{'without s':>10s}{'gain s':>8s}{'share':>8s}  verdict")
@@ -296,8 +304,9 @@ def print_ablation(summary: dict[str, Any], idle_layers: list[str]) -> None:
         verdict = row["verdict"]
         print(f"{layer:24s}{row['median_without_s']:10.1f}{row['gain_s']:8.1f}"
               f"{row['share']:8.1%}  {verdict}")  # fmt: skip
-    for layer in idle_layers:
-        print(f"{layer:24s}{'':26s}  idle here (acts only under bf16 autocast)")
+    where = "in a float32 generation" if bf16 else "under bf16 autocast"
+    for layer in idle:
+        print(f"{layer:24s}{'':26s}  idle here (acts only {where})")
 
 
 def main() -> None:
@@ -359,11 +368,9 @@ def main() -> None:
     }  # fmt: skip
     by_name = {r["setting"]: r for r in results if not r.get("failed")}
     if args.ablate:
-        from trl_env.trl.fast import BF16_LAYERS
-
         summary = ablation_summary(results)
-        idle = [] if bf16 else list(BF16_LAYERS)
-        print_ablation(summary, idle)
+        idle = idle_layers(bf16)
+        print_ablation(summary, idle, bf16)
         ratio = (
             round(summary["off_s"] / summary["on_s"], 2)
             if summary["off_s"] and summary["on_s"]

@@ -552,6 +552,7 @@ def test_the_final_held_out_eval_is_trl_env_eval_exactly(
         "trl_env.trl.fast._generation",
         "trl_env.trl.fast._trainer",
         "trl_env.trl.fast._frozen_bf16",
+        "trl_env.trl.fast._merged_lora",
         "trl_env.trl.fast._onednn_linear",
         "trl_env.trl.fast._reserved_cache",
         "trl_env.trl.fast._inverse_cdf",

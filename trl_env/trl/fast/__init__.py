@@ -56,6 +56,7 @@ from trl_env.trl._lazy import lazy_exports as _lazy_exports
 _import_structure: dict[str, list[str]] = {
     "_switch": [
         "BF16_LAYERS",
+        "FLOAT32_LAYERS",
         "GENERATION_LAYERS",
         "LAYERS",
         "MODES",
@@ -71,6 +72,7 @@ _import_structure: dict[str, list[str]] = {
 
 __all__ = [
     "BF16_LAYERS",
+    "FLOAT32_LAYERS",
     "GENERATION_LAYERS",
     "LAYERS",
     "LAYER_LIBRARIES",
@@ -89,6 +91,7 @@ if _TYPE_CHECKING:  # what the names are, for type checkers and readers
     from trl_env.trl.fast._generation import GenerationFastPaths
     from trl_env.trl.fast._switch import (
         BF16_LAYERS,
+        FLOAT32_LAYERS,
         GENERATION_LAYERS,
         LAYERS,
         MODES,

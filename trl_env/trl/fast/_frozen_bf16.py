@@ -236,10 +236,12 @@ class FrozenBF16Weights:
 
     @contextlib.contextmanager
     def swapped_in(self, model: torch.nn.Module) -> Iterator[None]:
-        """Inside: every frozen float32 ``nn.Linear`` weight of ``model`` is its bfloat16 copy.
+        """Inside: every frozen float32 ``nn.Linear`` weight of ``model`` (with
+        :attr:`only_adapted`, every one with LoRA adapters to fold in) is its copy in
+        :attr:`dtype`.
 
-        Only for code that runs under bfloat16 autocast: outside autocast, a float32 input meets
-        a bfloat16 weight and ``F.linear`` raises.
+        bfloat16 copies are only for code that runs under bfloat16 autocast: outside autocast, a
+        float32 input meets a bfloat16 weight and ``F.linear`` raises.
         """
         modules = self._frozen_linears(model)
         loras = _mergeable_loras(model) if self.merge_lora and modules else {}
@@ -278,5 +280,5 @@ class FrozenBF16Weights:
             del self._copies[stale]
 
     def clear(self) -> None:
-        """Drop every copy (the memory of the frozen weights in bfloat16)."""
+        """Drop every copy (the memory of the copied weights in :attr:`dtype`)."""
         self._copies.clear()

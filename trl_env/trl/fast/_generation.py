@@ -42,7 +42,10 @@ __all__ = ["GenerationFastPaths"]
 
 def _refusal(layer: str, model: Any, device_type: str) -> str | None:
     """Why ``layer`` cannot serve ``model`` exactly, or None (see :mod:`trl_env.trl.fast`)."""
-    if layer in ("frozen_bf16", "merged_lora"):
+    # Each acts in one dtype only (frozen_bf16 under bf16 autocast, merged_lora without it): a
+    # refusal is said only where the layer would act.
+    acts = bf16_autocast_active("cpu") == (layer == "frozen_bf16")
+    if layer in ("frozen_bf16", "merged_lora") and acts:
         if _uses_dora(model):
             return "it has DoRA layers, which read their base weight's norm from the weight"
         if any(_sharded(p) for p in model.parameters()):

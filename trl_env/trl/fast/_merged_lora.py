@@ -12,8 +12,9 @@ AVX2 only (no bf16 units), 2 threads, the rollout's generator (``benchmarks/gene
 medians of 3 alternated rounds): 16 rows, 14 turns of 8 tokens (Hangman's recipe) 71.5 -> 60.2 s;
 8 rows, 6 turns of 32 tokens (TicTacToe's) 48.9 -> 42.9 s; every round without it slower than
 every round with it (``benchmarks/results/generation_fast_paths_amd_epyc/``, ``docs/real_models.md``).
-The cost: a float32 copy of every adapted weight while the run lasts (about 430 MB for
-SmolLM2-135M).
+The cost: a float32 copy of every adapted weight while the rollout generates (about 430 MB for
+SmolLM2-135M; the rollout and the held-out eval drop them after each batch, through
+``TransformersGenerator.clear_cache``).
 **Depends on**: peft's LoRA layer internals (``_disable_adapters``, ``get_delta_weight``,
 ``lora_variant``), shared with ``frozen_bf16`` (:class:`~trl_env.trl.fast._frozen_bf16.FrozenBF16Weights`
 does the copying, rebuilding and restoring); the tested torch and peft versions
@@ -25,7 +26,7 @@ bf16 units, where ``trl-env train`` runs in float32, or ``--no-bf16``). Layers w
 merging would change (DoRA, a LoRA bias, active dropout, nested wrappers, already merged or
 disabled adapters) run unmerged, as under ``frozen_bf16``. It is not bitwise the unmerged
 computation: ``x @ (W + s B A)^T`` rounds differently from ``x @ W^T + s (x @ A^T) @ B^T``, by
-float32 rounding (``tests/trl/test_fast_paths.py`` bounds it); ``trl-env eval`` of a saved LoRA
+float32 rounding (``tests/trl/test_merged_lora.py`` bounds it); ``trl-env eval`` of a saved LoRA
 run loads the adapter merged the same way.
 """
 
@@ -61,8 +62,11 @@ class MergedLoRAWeights(FrozenBF16Weights):
         (True, False)
     """
 
-    dtype = torch.float32
-    only_adapted = True
+    dtype: torch.dtype = torch.float32
+    """float32: the dtype of a generation without autocast."""
+    only_adapted: bool = True
+    """A copy of a layer without adapters, in its own dtype, would change nothing."""
 
     def __init__(self) -> None:
+        """Copies with the adapters folded in, never packed (the oneDNN packing is bfloat16's)."""
         super().__init__(merge_lora=True, prepack=False)

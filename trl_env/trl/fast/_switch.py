@@ -24,6 +24,7 @@ from trl_env.error import UsageError
 
 __all__ = [
     "BF16_LAYERS",
+    "FLOAT32_LAYERS",
     "GENERATION_LAYERS",
     "LAYERS",
     "MODES",
@@ -56,6 +57,9 @@ BF16_LAYERS = ("frozen_bf16", "onednn_prepack", "lora_input_casts", "lora_addmm"
 """The layers that change anything only under bfloat16 autocast on a CPU (a float32 run, as on a
 CPU without bf16 units, leaves them idle): the bf16 weight copies and their oneDNN packing, and
 the LoRA casts and fused additions that work on bf16 inputs."""
+FLOAT32_LAYERS = ("merged_lora",)
+"""The layers that change anything only without autocast (a float32 generation on a CPU): under
+bf16 autocast ``frozen_bf16`` does their work, so a bf16 run leaves them idle."""
 MODES = ("auto", "on", "off")
 NOT_ON_FLOAT32_CPUS = ("reserved_kv_cache", "inverse_cdf_sampling")
 """The layers ``auto`` leaves off on a CPU without bf16 units (a float32 run): there, turned off

@@ -166,7 +166,8 @@ class TransformersGenerator:
 
     def clear_cache(self) -> None:
         """Free the key/value states kept for the next call (see ``reuse_kv_cache``) and the
-        bfloat16 copies of frozen weights (call it after changing weights through ``.data``)."""
+        fast paths' weight copies (``frozen_bf16``'s bfloat16 ones, ``merged_lora``'s float32
+        ones; call it after changing weights through ``.data``)."""
         self.prefix_cache.clear()
         self.fast.clear()
 
