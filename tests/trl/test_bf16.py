@@ -173,10 +173,17 @@ def test_the_generator_samples_the_merged_model(lora_model) -> None:
             runs.append((generator.generate(prompts, max_new_tokens=8), len(calls)))
         finally:
             hook.remove()
+    assert_merged_samples_unmerged(model, runs, atol=0.05)
+
+
+def assert_merged_samples_unmerged(model, runs, atol: float) -> None:
+    """``runs``: ``((tokens, logprobs), adapter calls)`` of an unmerged then a merged generation
+    of 8 tokens. The same tokens, log-probabilities within ``atol``, the adapters run only in
+    the unmerged one, and the model as it was afterwards."""
     ((unmerged_tokens, unmerged_logps), unmerged_calls), ((tokens, logps), calls) = runs
     assert tokens == unmerged_tokens and all(len(row) == 8 for row in tokens)
     for got, want in zip(logps, unmerged_logps, strict=True):
-        torch.testing.assert_close(torch.tensor(got), torch.tensor(want), atol=0.05, rtol=0)
+        torch.testing.assert_close(torch.tensor(got), torch.tensor(want), atol=atol, rtol=0)
     assert unmerged_calls > 0 and calls == 0  # the adapters ran only in the unmerged run
     assert all(m.weight.dtype == torch.float32 for m in frozen_linears(model))
     assert not any(layer.disable_adapters for layer in lora_layers(model))

@@ -11,7 +11,13 @@ import torch
 from trl_env.trl.fast._merged_lora import MergedLoRAWeights
 from trl_env.trl.models import build_tiny_model, load_model_and_tokenizer
 
-from .test_bf16 import frozen_linears, lora_layers, lora_model, tiny_lora  # noqa: F401
+from .test_bf16 import (  # noqa: F401
+    assert_merged_samples_unmerged,
+    frozen_linears,
+    lora_layers,
+    lora_model,
+    tiny_lora,
+)
 from .test_generation import make_generator
 
 peft = pytest.importorskip("peft")
@@ -107,13 +113,7 @@ def test_the_generator_samples_the_merged_model_in_float32(lora_model, without, 
             runs.append((generator.generate(prompts, max_new_tokens=8), len(calls)))
         finally:
             hook.remove()
-    ((unmerged_tokens, unmerged_logps), unmerged_calls), ((tokens, logps), calls) = runs
-    assert tokens == unmerged_tokens and all(len(row) == 8 for row in tokens)
-    for got, want in zip(logps, unmerged_logps, strict=True):
-        torch.testing.assert_close(torch.tensor(got), torch.tensor(want), atol=1e-4, rtol=0)
-    assert unmerged_calls > 0 and calls == 0
-    assert all(m.weight.dtype == torch.float32 for m in frozen_linears(model))
-    assert not any(layer.disable_adapters for layer in lora_layers(model))
+    assert_merged_samples_unmerged(model, runs, atol=1e-4)
 
 
 @pytest.mark.parametrize(
