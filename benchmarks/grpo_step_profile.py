@@ -77,7 +77,8 @@ def ablation_settings(bf16: bool) -> dict[str, dict[str, Any]]:
     from trl_env.trl.fast import LAYERS
 
     base = {"activation_checkpointing": True, "bf16": bf16}
-    layers = [layer for layer in LAYERS if layer not in idle_layers(bf16)]
+    idle = idle_layers(bf16)
+    layers = [layer for layer in LAYERS if layer not in idle]
     settings = {"fast-paths on": {**base, "fast_paths": "on"}}
     for layer in layers:
         settings[f"without {layer}"] = {**base, "fast_paths": f"on,-{layer}", "layer": layer}

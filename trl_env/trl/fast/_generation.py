@@ -4,9 +4,8 @@
 this object, inside each ``generate`` call, which layers are on for the model it runs (the
 setting resolved on the model's device, minus the layers whose preconditions this model fails),
 and for each piece: the weights to run with (``frozen_bf16``, ``onednn_prepack``,
-``merged_lora``), the cache to
-build (``reserved_kv_cache``), the token selection (``inverse_cdf_sampling``) and the prefill of a
-group's shared prompt (``shared_prefill``). Nothing is installed outside a ``generate`` call.
+``merged_lora``), the cache to build (``reserved_kv_cache``), the token selection
+(``inverse_cdf_sampling``) and the prefill of a group's shared prompt (``shared_prefill``). Nothing is installed outside a ``generate`` call.
 """
 
 from __future__ import annotations
@@ -44,8 +43,9 @@ def _refusal(layer: str, model: Any, device_type: str) -> str | None:
     """Why ``layer`` cannot serve ``model`` exactly, or None (see :mod:`trl_env.trl.fast`)."""
     # Each acts in one dtype only (frozen_bf16 under bf16 autocast, merged_lora without it): a
     # refusal is said only where the layer would act.
-    acts = bf16_autocast_active("cpu") == (layer == "frozen_bf16")
-    if layer in ("frozen_bf16", "merged_lora") and acts:
+    if layer in ("frozen_bf16", "merged_lora") and (
+        bf16_autocast_active("cpu") == (layer == "frozen_bf16")
+    ):
         if _uses_dora(model):
             return "it has DoRA layers, which read their base weight's norm from the weight"
         if any(_sharded(p) for p in model.parameters()):
