@@ -11,7 +11,7 @@ change of the adapters: at most once per GRPO step.
 AVX2 only (no bf16 units), 2 threads, the rollout's generator (``benchmarks/generation_fast_paths.py``,
 medians of 3 alternated rounds): 16 rows, 14 turns of 8 tokens (Hangman's recipe) 71.5 -> 60.2 s;
 8 rows, 6 turns of 32 tokens (TicTacToe's) 48.9 -> 42.9 s; every round without it slower than
-every round with it (``benchmarks/results/generation_fast_paths_amd_epyc/``, ``docs/real_models.md``).
+every round with it (a rerun of the TicTacToe shape was noisier and did not separate them) (``benchmarks/results/generation_fast_paths_amd_epyc/``, ``docs/real_models.md``).
 The cost: a float32 copy of every adapted weight while the rollout generates (about 425 MB for
 SmolLM2-135M; the rollout and the held-out eval drop them after each batch, through
 ``TransformersGenerator.clear_cache``).
