@@ -47,6 +47,16 @@ _CPU_MODEL_DEFAULTS: dict[str, Any] = {
 at 256 tokens per turn, 1024 per episode, 500 steps SmolLM2-135M took ~17 hours on 2 cores).
 Short replies, the format every catalogue env asks for, fit in 32 tokens."""
 
+_FLOAT32_CPU_MICRO_BATCH = 4
+"""Episodes per training pass for a real model on a CPU without bf16 units (a float32 run).
+A pass over a whole 16-episode Hangman batch (16 x 1,181 tokens) writes activations of 116 MB
+(16 x 1,181 x 1,536 float32 values in the MLP); glibc serves blocks over 32 MB with fresh pages
+from the kernel, which zeroes each one before the op writes it, so on a CPU where the arithmetic
+runs at memory speed every such activation is written twice. Passes of 4 episodes (29 MB blocks)
+reuse freed memory instead: the same forward and backward of SmolLM2 LoRA took about 30% less time
+in less memory (``benchmarks/training_micro_batches.py``; docs/real_models.md). Not measured on a
+CPU with bf16 units, which keeps the whole batch."""
+
 _LORA_LEARNING_RATE = 1e-5
 _CPU_LORA_LEARNING_RATE = 2e-4
 """LoRA on a CPU: the learning rate of the recipe that learned (docs/real_models.md); with few
@@ -195,6 +205,8 @@ def _model_defaults(
     }
     if on_cpu:
         defaults.update(_CPU_MODEL_DEFAULTS)
+        if not defaults["bf16"]:
+            defaults["micro_batch_size"] = _FLOAT32_CPU_MICRO_BATCH
         if env_ids:
             defaults.update(
                 multi_turn_defaults(env_ids, env_kwargs, max_new_tokens_per_turn, max_turns)

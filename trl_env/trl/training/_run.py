@@ -208,7 +208,9 @@ def _run_line(cfg: TrainConfig, checkpoint: str | None) -> str:
     return (
         f"training {cfg.model or 'the tiny local model'} on {', '.join(cfg.env_ids)} for "
         f"{budget} (lr {cfg.learning_rate:g}, {cfg.num_generations} generations, "
-        f"batch {cfg.per_device_train_batch_size}, episode budget {cfg.max_completion_length} "
+        f"batch {cfg.per_device_train_batch_size}"
+        + (f" in passes of {cfg.micro_batch_size}" if cfg.training_passes > 1 else "")
+        + f", episode budget {cfg.max_completion_length} "
         f"tokens, credit {cfg.credit}"
         + (f" (gamma {cfg.gamma:g})" if cfg.credit != "episode" else "")
         + (f", warm start {cfg.warm_start}" if cfg.warm_start != "none" else "")
