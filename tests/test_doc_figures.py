@@ -75,6 +75,8 @@ UNBACKED_FIGURES: dict[str, list[str]] = {
         "took over 24 GB and was killed",
     ],
     REAL_MODELS: [
+        # An ad hoc torch.profiler run of one base-model Hangman step, not kept (the page says so).
+        "(16 episodes of the base model, padded to 1,181 tokens;",
         "(about 25 s)",  # the GGUF conversion, timed once
         # before32/ and after32/results.json: after32's model columns took 4.35 and 4.33
         # minutes (elapsed_s), before32's 4.7 and 5.6.
@@ -133,6 +135,7 @@ NOT_MEASUREMENTS: dict[str, list[str]] = {
         "about 1 GB of AdamW moments",  # 2 x 134.5M float32 numbers
         # The library versions the fast paths were tested with (trl_env.trl.fast.TESTED).
         "trl 1.16, transformers 5.24, peft 0.21, torch 2.13",
+        *("in passes of 4 episodes", "one run of 2 steps each"),  # the settings of the run
     ],
     CLI: [
         *("95%", "inside 0–100% and is not empty at 0 or 100%", "every 30 seconds"),
@@ -959,6 +962,37 @@ def fast_path_ablation(page: Page) -> Iterator[str]:
 def turn_shape(shape: dict[str, int]) -> str:
     """``generation_fast_paths.py``'s turn shape in words."""
     return f"{shape['rows']} rows, {shape['turns']} turns of {shape['tokens']} tokens"
+
+
+@checks(REAL_MODELS)
+def training_micro_batches(page: Page) -> Iterator[str | list[str]]:
+    """``--micro-batch`` on a CPU without bf16 units: the training seconds per step, generation,
+    turns and peak RSS of each setting, recomputed from the run's JSON line."""
+    path = RESULTS + "training_micro_batches_amd_epyc/hangman_warm_started.txt"
+    run = json.loads(text_of(path).strip().splitlines()[-1])
+    assert run["cpu"]["bf16_units"] is False and run["env"] == "TextHangman-v0"
+    whole, passes = run["runs"]["16"][0], run["runs"]["4"][0]
+    median = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else sum(sorted(xs)[len(xs) // 2 - 1:][:2]) / 2  # noqa: E731
+    rows = []
+    for label, result in (("16 (the whole batch, before)", whole), ("4 (the default now)", passes)):
+        rows.append([
+            label, f"{median(result['train_s']):.1f} s",
+            ", ".join(f"{s:.1f} s" for s in result["train_s"]),
+            f"{median(result['generation_s']):.1f} s", f"{median(result['turns']):.1f}",
+            f"{result['peak_rss_gb']:.2f} GB",
+        ])  # fmt: skip
+    _, table = page.table(path)
+    assert table == rows
+    assert whole["turns"] == passes["turns"]  # the same episodes
+    before, after = median(whole["train_s"]), median(passes["train_s"])
+    assert (round(before, 1), round(after, 1)) == (run["before_s"], run["after_s"])
+    step = lambda r: median([t + g for t, g in zip(r["train_s"], r["generation_s"])])  # noqa: E731
+    yield f"{run['ratio']:.2f}x less time"
+    yield f"about {1 - step(passes) / step(whole):.0%} less ({step(whole):.0f} s to {step(passes):.0f} s)"
+    yield f"rose by {passes['peak_rss_gb'] - whole['peak_rss_gb']:.1f} GB"
+    spread = lambda r: max(r["train_s"]) - min(r["train_s"])  # noqa: E731
+    yield f"the gap ({before - after:.0f} s)"
+    yield f"({spread(whole):.1f} s and {spread(passes):.1f} s)"
 
 
 @checks(REAL_MODELS)
