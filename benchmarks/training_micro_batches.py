@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _real_model import DEFAULT_GGUF, cli, git_commit  # noqa: E402
+from _real_model import DEFAULT_GGUF, cli, git_commit
 
 
 def run_once(args: argparse.Namespace, micro: int, out: Path) -> dict[str, object]:

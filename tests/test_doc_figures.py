@@ -418,7 +418,10 @@ def status_and_demos(page: Page) -> Iterator[str]:
     over, envs, turns = base_model_over_four_turns()
     yield f"over {turns} turns are invalid more than half the time on {over} of the {envs} native envs"
     folder = RESULTS + "hangman_default_amd_epyc/"
-    log, run = text_of(folder + "run6_micro_batches.log"), load(folder + "run6_micro_batches_run.json")
+    log, run = (
+        text_of(folder + "run6_micro_batches.log"),
+        load(folder + "run6_micro_batches_run.json"),
+    )
     assert "--max-steps 2 " in run["command"] and run["machine"]["bf16_units"] is False
     assert run["recipe"] is None and run["steps"] == 2 and not run["bf16"]
     assert "batch 16 in passes of 4" in log  # the default of such a CPU
@@ -436,7 +439,9 @@ def status_and_demos(page: Page) -> Iterator[str]:
     yield f"The whole command peaked at {run['peak_rss_gb']:.1f} GB of RSS"
     before = load(folder + "run5_today_run.json")
     same = lambda c: re.sub(r"--model \S*/", "--model ", c.split("--out")[0])  # noqa: E731
-    assert same(before["command"]) == same(run["command"])  # the same command, the GGUF's path aside
+    assert same(before["command"]) == same(
+        run["command"]
+    )  # the same command, the GGUF's path aside
     log5 = text_of(folder + "run5_today.log")
     rows5 = list(csv.DictReader(io.StringIO(text_of(folder + "run5_today_metrics.csv"))))
     steps5 = [float(row["step_time"]) for row in rows5]
@@ -984,7 +989,8 @@ def training_micro_batches(page: Page) -> Iterator[str | list[str]]:
     run = json.loads(text_of(path).strip().splitlines()[-1])
     assert run["cpu"]["bf16_units"] is False and run["env"] == "TextHangman-v0"
     whole, passes = run["runs"]["16"][0], run["runs"]["4"][0]
-    median = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else sum(sorted(xs)[len(xs) // 2 - 1:][:2]) / 2  # noqa: E731
+    from statistics import median
+
     rows = []
     for label, result in (("16 (the whole batch, before)", whole), ("4 (the default now)", passes)):
         rows.append([
@@ -998,7 +1004,7 @@ def training_micro_batches(page: Page) -> Iterator[str | list[str]]:
     assert whole["turns"] == passes["turns"]  # the same episodes
     before, after = median(whole["train_s"]), median(passes["train_s"])
     assert (round(before, 1), round(after, 1)) == (run["before_s"], run["after_s"])
-    step = lambda r: median([t + g for t, g in zip(r["train_s"], r["generation_s"])])  # noqa: E731
+    step = lambda r: median([t + g for t, g in zip(r["train_s"], r["generation_s"], strict=True)])  # noqa: E731
     yield f"{run['ratio']:.2f}x less time"
     yield f"about {1 - step(passes) / step(whole):.0%} less ({step(whole):.0f} s to {step(passes):.0f} s)"
     yield f"rose by {passes['peak_rss_gb'] - whole['peak_rss_gb']:.1f} GB"

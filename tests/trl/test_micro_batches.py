@@ -38,8 +38,18 @@ def test_a_float32_cpu_trains_a_real_models_batch_in_passes_of_4(
     # The largest divisor of the batch up to 4: equal passes.
     six = TrainConfig([HANGMAN], model="m.gguf", num_generations=6, per_device_train_batch_size=6)
     assert six.resolved().micro_batch_size == 3
+    # No divisor from 2 to 4: the whole batch (passes of one episode were never measured).
     seven = TrainConfig([HANGMAN], model="m.gguf", num_generations=7, per_device_train_batch_size=7)
-    assert seven.resolved().micro_batch_size == 1
+    assert seven.resolved().micro_batch_size == 7
+
+
+def test_the_runs_dtype_decides_not_the_cpu_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    _cpu(monkeypatch, bf16_units=True)
+    float32 = TrainConfig([HANGMAN], model="m.gguf", bf16=False).resolved()
+    assert float32.micro_batch_size == 4  # --no-bf16 on a CPU with bf16 units: a float32 run
+    _cpu(monkeypatch, bf16_units=False)
+    forced = TrainConfig([HANGMAN], model="m.gguf", bf16=True).resolved()
+    assert forced.micro_batch_size == 16  # --bf16 on any CPU: not measured, one pass
 
 
 @pytest.mark.parametrize("machine", ["bf16 units", "gpu", "tiny model"])
@@ -55,7 +65,9 @@ def test_elsewhere_the_batch_is_one_pass(machine: str, monkeypatch: pytest.Monke
 
 def test_a_given_micro_batch_must_divide_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     _cpu(monkeypatch, bf16_units=True)
-    assert TrainConfig([HANGMAN], model="m.gguf", micro_batch_size=2).resolved().training_passes == 8
+    assert (
+        TrainConfig([HANGMAN], model="m.gguf", micro_batch_size=2).resolved().training_passes == 8
+    )
     with pytest.raises(ValueError, match=r"must divide the batch of 16.*\[1, 2, 4, 8, 16\]"):
         TrainConfig([HANGMAN], model="m.gguf", micro_batch_size=3).resolved()
     with pytest.raises(ValueError, match="must divide the batch of 16"):
@@ -79,9 +91,10 @@ def test_trls_config_generates_the_batch_once_and_sums_its_passes(
     with _quiet_third_party():  # as train() builds it
         args = _grpo_args(config)
     assert args.per_device_train_batch_size == 4  # one pass
-    assert args.steps_per_generation == 4  # one generation feeds the step's 4 passes
-    assert args.gradient_accumulation_steps == 8  # 2 generated batches x 4 passes
-    assert args.generation_batch_size == 16
+    # One generation call for the step's 2 accumulated batches (TRL's default without passes),
+    # and one update from their 8 passes.
+    assert args.steps_per_generation == 8 and args.gradient_accumulation_steps == 8
+    assert args.generation_batch_size == 32
 
 
 @pytest.mark.slow

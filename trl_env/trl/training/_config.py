@@ -57,7 +57,7 @@ _COUNTS = dict.fromkeys(_AT_LEAST_1.split(), 1) | dict.fromkeys(_AT_LEAST_0.spli
 
 def _micro_batch(batch: int, asked: int | None, default: int | None) -> int:
     """The episodes of one training pass: ``asked`` (which must divide the batch), else the
-    largest divisor of the batch up to ``default``, else the whole batch."""
+    largest divisor of the batch up to ``default`` (above 1), else the whole batch."""
     if asked is not None:
         if asked > batch or batch % asked:
             raise ValueError(
@@ -68,7 +68,8 @@ def _micro_batch(batch: int, asked: int | None, default: int | None) -> int:
         return asked
     if default is None:
         return batch
-    return max(n for n in range(1, min(batch, default) + 1) if batch % n == 0)
+    micro = max(n for n in range(1, min(batch, default) + 1) if batch % n == 0)
+    return batch if micro == 1 else micro  # passes of one episode were never measured
 
 
 def _help(text: str, **cli: Any) -> dict[str, Any]:
@@ -143,9 +144,10 @@ class TrainConfig:
         default=None,
         metadata=_help(
             "Episodes per training pass: a step's batch is generated at once and trained in "
-            "passes of this many, gradients summed (the same update). Default: 4 for a real "
-            "model on a CPU without bf16 units, where Hangman's training passes took 1.45x less "
-            "time (docs/real_models.md); else the whole batch.",
+            "passes of this many, gradients summed (the same update). Default: for a real "
+            "model in a float32 run on a CPU (one without bf16 units, or --no-bf16), the largest "
+            "divisor of the batch up to 4, where Hangman's training took 1.45x less time "
+            "(docs/real_models.md); else the whole batch.",
             aliases=["--micro-batch"],
         ),
     )
@@ -459,7 +461,8 @@ class TrainConfig:
         values["micro_batch_size"] = _micro_batch(
             values["per_device_train_batch_size"],
             self.micro_batch_size,
-            values.get("micro_batch_size"),
+            # Measured in float32 only: a bf16 run (--bf16 on any CPU) trains the batch at once.
+            None if values["bf16"] else values.get("micro_batch_size"),
         )
         if values["save_steps"] is None:
             values["save_steps"] = max(1, values["max_steps"] // _CHECKPOINTS_PER_RUN)

@@ -55,8 +55,8 @@ which zeroes each page before the op writes it, so where the elementwise arithme
 speed each such activation is written twice. Passes of 4 episodes keep the blocks under 32 MB, and
 freed ones are reused: the training part of the default Hangman command's step took 174.8 s
 instead of 253.4 s (1.45x) on an AMD EPYC with AVX2 only, with a peak RSS of 6.37 GB instead of
-5.19 GB (``benchmarks/training_micro_batches.py``; docs/real_models.md). Not measured on a CPU
-with bf16 units, which keeps the whole batch."""
+5.19 GB (``benchmarks/training_micro_batches.py``; docs/real_models.md). Only float32 runs
+(``--no-bf16`` on a CPU with bf16 units too) train in passes; bf16 runs were not measured."""
 
 _LORA_LEARNING_RATE = 1e-5
 _CPU_LORA_LEARNING_RATE = 2e-4
@@ -206,8 +206,8 @@ def _model_defaults(
     }
     if on_cpu:
         defaults.update(_CPU_MODEL_DEFAULTS)
-        if not defaults["bf16"]:
-            defaults["micro_batch_size"] = _FLOAT32_CPU_MICRO_BATCH
+        # A float32 run's passes (TrainConfig.resolved leaves a bf16 run's batch whole).
+        defaults["micro_batch_size"] = _FLOAT32_CPU_MICRO_BATCH
         if env_ids:
             defaults.update(
                 multi_turn_defaults(env_ids, env_kwargs, max_new_tokens_per_turn, max_turns)
