@@ -32,7 +32,6 @@ def test_a_float32_cpu_trains_a_real_models_batch_in_passes_of_4(
     _cpu(monkeypatch, bf16_units=False)
     hangman = TrainConfig([HANGMAN], model="m.gguf", lora=True).resolved()
     assert (hangman.per_device_train_batch_size, hangman.micro_batch_size) == (16, 4)
-    assert hangman.training_passes == 4
     one_turn = TrainConfig(["TextLargestNumber-v0"], model="m.gguf").resolved()
     assert (one_turn.per_device_train_batch_size, one_turn.micro_batch_size) == (8, 4)
     # The largest divisor of the batch up to 4: equal passes.
@@ -60,13 +59,12 @@ def test_elsewhere_the_batch_is_one_pass(machine: str, monkeypatch: pytest.Monke
     model = None if machine == "tiny model" else "m.gguf"
     config = TrainConfig([HANGMAN], model=model).resolved()
     assert config.micro_batch_size == config.per_device_train_batch_size
-    assert config.training_passes == 1
 
 
 def test_a_given_micro_batch_must_divide_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     _cpu(monkeypatch, bf16_units=True)
     assert (
-        TrainConfig([HANGMAN], model="m.gguf", micro_batch_size=2).resolved().training_passes == 8
+        TrainConfig([HANGMAN], model="m.gguf", micro_batch_size=2).resolved().micro_batch_size == 2
     )
     with pytest.raises(ValueError, match=r"must divide the batch of 16.*\[1, 2, 4, 8, 16\]"):
         TrainConfig([HANGMAN], model="m.gguf", micro_batch_size=3).resolved()

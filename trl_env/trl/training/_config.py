@@ -25,6 +25,7 @@ from trl_env.trl._credit_modes import CREDITS, check_credit
 from trl_env.trl._seat_settings import check_seat_settings, opponent_field, self_play_field
 from trl_env.trl.fast._switch import check_fast_paths, fast_paths_field
 from trl_env.trl.training._defaults import run_defaults
+from trl_env.trl.training._passes import batch_settings, check_groups
 
 __all__ = ["AUTO", "EVAL_SEED", "SAVE_ROLLOUTS_UP_TO", "TrainConfig"]
 
@@ -47,29 +48,11 @@ _EVALS_PER_RUN_REAL_MODEL = 5
 _AT_LEAST_1 = (
     "num_tasks num_generations gradient_accumulation_steps max_steps lora_r lora_alpha save_total_limit"
     " per_device_train_batch_size micro_batch_size max_completion_length max_new_tokens_per_turn"
-    " max_turns"
-    " warm_start_episodes opponent_pool_size opponent_refresh_steps"
+    " max_turns warm_start_episodes opponent_pool_size opponent_refresh_steps"
 )
 _AT_LEAST_0 = "warm_start_steps save_steps eval_every eval_seed eval_samples"
 _COUNTS = dict.fromkeys(_AT_LEAST_1.split(), 1) | dict.fromkeys(_AT_LEAST_0.split(), 0)
 """The int settings and their smallest value (``None`` is allowed where it is the default)."""
-
-
-def _micro_batch(batch: int, asked: int | None, default: int | None) -> int:
-    """The episodes of one training pass: ``asked`` (which must divide the batch), else the
-    largest divisor of the batch up to ``default`` (above 1), else the whole batch."""
-    if asked is not None:
-        if asked > batch or batch % asked:
-            raise ValueError(
-                f"micro_batch_size {asked} must divide the batch of {batch} episodes "
-                f"(per_device_train_batch_size): each step's batch is trained in equal passes. "
-                f"Pick one of {[n for n in range(1, batch + 1) if batch % n == 0]}"
-            )
-        return asked
-    if default is None:
-        return batch
-    micro = max(n for n in range(1, min(batch, default) + 1) if batch % n == 0)
-    return batch if micro == 1 else micro  # passes of one episode were never measured
 
 
 def _help(text: str, **cli: Any) -> dict[str, Any]:
@@ -143,11 +126,8 @@ class TrainConfig:
     micro_batch_size: int | None = field(
         default=None,
         metadata=_help(
-            "Episodes per training pass: a step's batch is generated at once and trained in "
-            "passes of this many, gradients summed (the same update). Default: for a real "
-            "model in a float32 run on a CPU (one without bf16 units, or --no-bf16), the largest "
-            "divisor of the batch up to 4, where Hangman's training took 1.45x less time "
-            "(docs/real_models.md); else the whole batch.",
+            "Episodes per training pass, gradients summed: the same update (default: up to 4 for "
+            "a real model in a float32 run on a CPU, else the batch; docs/real_models.md).",
             aliases=["--micro-batch"],
         ),
     )
@@ -353,22 +333,9 @@ class TrainConfig:
             raise ValueError(f"env_kwargs must be a dict, got {self.env_kwargs!r}")
         if self.overwrite and self.resume:
             raise ValueError("overwrite and resume exclude each other: pick one")
-        batch = self.per_device_train_batch_size
-        if batch is not None and (batch * self.gradient_accumulation_steps) % self.num_generations:
-            raise ValueError(
-                f"per_device_train_batch_size x gradient_accumulation_steps "
-                f"({batch} x {self.gradient_accumulation_steps}) must be a multiple of "
-                f"num_generations ({self.num_generations}): each task is played num_generations "
-                f"times within one batch. Set per_device_train_batch_size to a multiple of "
-                f"{self.num_generations}, or change num_generations."
-            )
-
-    @property
-    def training_passes(self) -> int:
-        """Training passes per generated batch (``per_device_train_batch_size //
-        micro_batch_size``; 1 when the batch is trained at once)."""
-        batch, micro = self.per_device_train_batch_size, self.micro_batch_size
-        return 1 if batch is None or micro is None else max(1, batch // micro)
+        check_groups(
+            self.per_device_train_batch_size, self.gradient_accumulation_steps, self.num_generations
+        )
 
     @property
     def plays_seats(self) -> bool:
@@ -454,16 +421,7 @@ class TrainConfig:
         if values["output_dir"] is None:
             stamp = time.strftime("%Y%m%d-%H%M%S")
             values["output_dir"] = str(Path("trl-env-runs") / f"{self.env_ids[0]}-{stamp}")
-        if values["per_device_train_batch_size"] % self.num_generations:
-            # The default batch need not suit a custom group size: round it up to one that does.
-            groups = -(-values["per_device_train_batch_size"] // self.num_generations)
-            values["per_device_train_batch_size"] = groups * self.num_generations
-        values["micro_batch_size"] = _micro_batch(
-            values["per_device_train_batch_size"],
-            self.micro_batch_size,
-            # Measured in float32 only: a bf16 run (--bf16 on any CPU) trains the batch at once.
-            None if values["bf16"] else values.get("micro_batch_size"),
-        )
+        values.update(batch_settings(values, self.num_generations, self.micro_batch_size))
         if values["save_steps"] is None:
             values["save_steps"] = max(1, values["max_steps"] // _CHECKPOINTS_PER_RUN)
         if values["eval_every"] is None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from trl_env._configs import MAX_NEW_TOKENS_PER_TURN
 from trl_env._demos import DEFAULT_SYSTEM_PROMPT
+from trl_env.trl.training._passes import FLOAT32_CPU_MICRO_BATCH
 
 __all__ = ["multi_turn_defaults", "run_defaults"]
 
@@ -46,17 +47,6 @@ _CPU_MODEL_DEFAULTS: dict[str, Any] = {
 """A real model without a GPU: a run that ends in about an hour (``benchmarks/grpo_step_profile.py``;
 at 256 tokens per turn, 1024 per episode, 500 steps SmolLM2-135M took ~17 hours on 2 cores).
 Short replies, the format every catalogue env asks for, fit in 32 tokens."""
-
-_FLOAT32_CPU_MICRO_BATCH = 4
-"""Episodes per training pass for a real model on a CPU without bf16 units (a float32 run).
-A pass over a whole 16-episode Hangman batch (16 rows of up to ~1,200 tokens) writes MLP
-activations of over 100 MB each; glibc serves blocks over 32 MB with fresh pages from the kernel,
-which zeroes each page before the op writes it, so where the elementwise arithmetic runs at memory
-speed each such activation is written twice. Passes of 4 episodes keep the blocks under 32 MB, and
-freed ones are reused: the training part of the default Hangman command's step took 174.8 s
-instead of 253.4 s (1.45x) on an AMD EPYC with AVX2 only, with a peak RSS of 6.37 GB instead of
-5.19 GB (``benchmarks/training_micro_batches.py``; docs/real_models.md). Only float32 runs
-(``--no-bf16`` on a CPU with bf16 units too) train in passes; bf16 runs were not measured."""
 
 _LORA_LEARNING_RATE = 1e-5
 _CPU_LORA_LEARNING_RATE = 2e-4
@@ -207,7 +197,7 @@ def _model_defaults(
     if on_cpu:
         defaults.update(_CPU_MODEL_DEFAULTS)
         # A float32 run's passes (TrainConfig.resolved leaves a bf16 run's batch whole).
-        defaults["micro_batch_size"] = _FLOAT32_CPU_MICRO_BATCH
+        defaults["micro_batch_size"] = FLOAT32_CPU_MICRO_BATCH
         if env_ids:
             defaults.update(
                 multi_turn_defaults(env_ids, env_kwargs, max_new_tokens_per_turn, max_turns)

@@ -209,7 +209,7 @@ def _run_line(cfg: TrainConfig, checkpoint: str | None) -> str:
         f"training {cfg.model or 'the tiny local model'} on {', '.join(cfg.env_ids)} for "
         f"{budget} (lr {cfg.learning_rate:g}, {cfg.num_generations} generations, "
         f"batch {cfg.per_device_train_batch_size}"
-        + (f" in passes of {cfg.micro_batch_size}" if cfg.training_passes > 1 else "")
+        + (f" in passes of {cfg.micro_batch_size}" if _in_passes(cfg) else "")
         + f", episode budget {cfg.max_completion_length} "
         f"tokens, credit {cfg.credit}"
         + (f" (gamma {cfg.gamma:g})" if cfg.credit != "episode" else "")
@@ -220,6 +220,13 @@ def _run_line(cfg: TrainConfig, checkpoint: str | None) -> str:
         f"--threads N to change); output in {Path(cfg.output_dir or '.')}"
         + (f"; resuming from {checkpoint}" if checkpoint else "")
     )
+
+
+def _in_passes(cfg: TrainConfig) -> bool:
+    """Whether the run trains a step's batch in several passes."""
+    from trl_env.trl.training._passes import training_passes
+
+    return training_passes(cfg.per_device_train_batch_size, cfg.micro_batch_size) > 1
 
 
 def _fast_paths_summary(cfg: TrainConfig) -> str:

@@ -166,6 +166,7 @@ def _grpo_args(cfg: TrainConfig) -> Any:
     from trl import GRPOConfig
 
     from trl_env.trl._checkpointing import lora_checkpointing_kwargs
+    from trl_env.trl.training._passes import trl_batch_settings
 
     on_cpu = not torch.cuda.is_available()
     return GRPOConfig(
@@ -178,12 +179,11 @@ def _grpo_args(cfg: TrainConfig) -> Any:
         gradient_checkpointing_kwargs=lora_checkpointing_kwargs(cfg.lora, on_cpu),
         learning_rate=_resolved(cfg.learning_rate, "learning_rate"),
         lr_scheduler_type=cfg.lr_scheduler_type,
-        # TRL's per-device batch is one training pass; the accumulated batches of a step are
-        # generated at once, as TRL's default steps_per_generation does, and all their passes'
-        # gradients are summed into one update.
-        per_device_train_batch_size=_resolved(cfg.micro_batch_size, "micro_batch_size"),
-        steps_per_generation=cfg.gradient_accumulation_steps * cfg.training_passes,
-        gradient_accumulation_steps=cfg.gradient_accumulation_steps * cfg.training_passes,
+        **trl_batch_settings(
+            batch=_resolved(cfg.per_device_train_batch_size, "per_device_train_batch_size"),
+            micro=_resolved(cfg.micro_batch_size, "micro_batch_size"),
+            accumulation=cfg.gradient_accumulation_steps,
+        ),
         num_generations=cfg.num_generations,
         max_completion_length=cfg.max_completion_length,
         max_steps=_resolved(cfg.max_steps, "max_steps"),
