@@ -33,6 +33,8 @@ Prints one line per step and setting, a table, and as its last line one JSON obj
 
 Run:
     python benchmarks/grpo_step_profile.py --model path/to/SmolLM2-135M-Instruct.Q4_1.gguf
+    # each fast path's share, judged within 3 rounds of alternating order:
+    python benchmarks/grpo_step_profile.py --model FILE.gguf --ablate --steps 2 --rounds 3
 """
 
 from __future__ import annotations
@@ -69,10 +71,11 @@ TRL_ENV_TRAINER = {"after"}
 """Settings trained with trl-env's trainer (the rest with TRL's ``GRPOTrainer``)."""
 
 
-def ablation_settings(bf16: bool) -> dict[str, dict[str, Any]]:
+def ablation_settings(bf16: bool, rounds: int = 1) -> dict[str, dict[str, Any]]:
     """``--ablate``: trl-env's trainer as ``trl-env train`` runs it on this CPU (bf16 where the
     CPU has bf16 units), with every fast path on, with each layer off in turn, with none, and
-    with every layer on again (the two "on" runs give the run-to-run noise). Layers idle in the
+    (in a run of one round) with every layer on again: the two "on" runs give the run-to-run
+    noise; with ``--rounds`` the rounds give it (:func:`rounds_summary`). Layers idle in the
     run's dtype (:func:`idle_layers`) are left out."""
     from trl_env.trl.fast import LAYERS
 
@@ -83,7 +86,8 @@ def ablation_settings(bf16: bool) -> dict[str, dict[str, Any]]:
     for layer in layers:
         settings[f"without {layer}"] = {**base, "fast_paths": f"on,-{layer}", "layer": layer}
     settings["fast-paths off"] = {**base, "fast_paths": "off"}
-    settings["fast-paths on (again)"] = {**base, "fast_paths": "on"}
+    if rounds == 1:
+        settings["fast-paths on (again)"] = {**base, "fast_paths": "on"}
     return settings
 
 
@@ -232,23 +236,31 @@ def logprob_gap(trainer: Any, episodes: list[Any]) -> dict[str, float]:
 def run_settings(
     args: argparse.Namespace, settings: dict[str, dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Profile each setting in its own process (its own peak memory, no shared caches)."""
+    """Profile each setting in its own process (its own peak memory, no shared caches), once per
+    ``--rounds``: round 0 in the given order, round 1 in reverse, and so on, so that a machine
+    that drifts (gets faster or slower over the run) shifts every setting alike within a round.
+    Each result carries its ``round``."""
     results = []
-    for name in settings:
-        argv = [a for a in sys.argv[1:] if a != "--child"]
-        done = subprocess.run(
-            [sys.executable, __file__, *argv, "--settings", name, "--child"],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        print("".join(line + "\n" for line in done.stdout.splitlines()[:-1]), end="", flush=True)
-        if done.returncode != 0:
-            killed = done.returncode in (-9, 137)
-            print(f"{name}: failed ({'killed: out of memory?' if killed else done.stderr[-500:]})")
-            results.append({"setting": name, **settings[name], "failed": True,
-                            "returncode": done.returncode})  # fmt: skip
-            continue
-        results.append(json.loads(done.stdout.splitlines()[-1]))
+    for round_ in range(args.rounds):
+        names = list(settings) if round_ % 2 == 0 else list(reversed(settings))
+        for name in names:
+            results.append({**run_one(name, settings[name]), "round": round_})
     return results
+
+
+def run_one(name: str, setting: dict[str, Any]) -> dict[str, Any]:
+    """One setting in a child process: its printed steps, then its result (the last line)."""
+    argv = [a for a in sys.argv[1:] if a != "--child"]
+    done = subprocess.run(
+        [sys.executable, __file__, *argv, "--settings", name, "--child"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    print("".join(line + "\n" for line in done.stdout.splitlines()[:-1]), end="", flush=True)
+    if done.returncode != 0:
+        killed = done.returncode in (-9, 137)
+        print(f"{name}: failed ({'killed: out of memory?' if killed else done.stderr[-500:]})")
+        return {"setting": name, **setting, "failed": True, "returncode": done.returncode}
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def print_table(args: argparse.Namespace, results: list[dict[str, Any]]) -> None:
@@ -257,10 +269,11 @@ def print_table(args: argparse.Namespace, results: list[dict[str, Any]]) -> None
     print(f"{'setting':30s}{'median s':>9s}{'mean s':>8s}{'gen s':>8s}{'train s':>9s}"
           f"{'pad waste':>11s}{'peak GB':>9s}")  # fmt: skip
     for r in results:
+        label = r["setting"] + (f" [round {r['round']}]" if args.rounds > 1 else "")
         if r.get("failed"):
-            print(f"{r['setting']:30s}  failed (exit {r['returncode']})")
+            print(f"{label:30s}  failed (exit {r['returncode']})")
             continue
-        print(f"{r['setting']:30s}{r['median_step_s']:9.1f}{r['step_s']:8.1f}"
+        print(f"{label:30s}{r['median_step_s']:9.1f}{r['step_s']:8.1f}"
               f"{r['generation_s']:8.1f}{r['training_s']:9.1f}{r['padding_waste']:11.2f}"
               f"{r['peak_memory_gb']:9.1f}")  # fmt: skip
 
@@ -297,12 +310,64 @@ def ablation_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def rounds_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`ablation_summary` for ``--rounds`` R > 1, judged within each round: a layer's gain
+    in a round is the median step without it less the median step with every layer on, in that
+    round; its figure is the median of those R gains; it **earns its place** when the gain is
+    positive in every round, is **slower with it** when negative in every round, and is inside
+    the noise otherwise. ``noise_s`` is the spread of the "every layer on" medians across rounds
+    (what a single sequential run would have taken for noise). A machine that drifts over the run
+    moves both terms of a round's gain alike, so it cannot fake a verdict.
+
+    Example:
+        >>> def run(name, round_, step, layer=None):
+        ...     return {"setting": name, "round": round_, "median_step_s": step,
+        ...             **({"layer": layer} if layer else {})}
+        >>> results = [run("fast-paths on", 0, 30.0), run("without a", 0, 31.0, "a"),
+        ...            run("fast-paths off", 0, 60.0), run("fast-paths on", 1, 25.0),
+        ...            run("without a", 1, 25.5, "a"), run("fast-paths off", 1, 50.0)]
+        >>> summary = rounds_summary(results)
+        >>> summary["on_s"], summary["off_s"], summary["noise_s"]
+        (27.5, 55.0, 5.0)
+        >>> summary["layers"]["a"]["gains_s"], summary["layers"]["a"]["verdict"]
+        ([1.0, 0.5], 'earns its place')
+    """
+    ok = [r for r in results if not r.get("failed")]
+    rounds = sorted({r["round"] for r in ok})
+    step = {(r["round"], r["setting"]): r["median_step_s"] for r in ok}
+    ons = [step[(k, "fast-paths on")] for k in rounds if (k, "fast-paths on") in step]
+    if not ons:
+        return {"layers": {}, "on_s": None, "off_s": None, "noise_s": None, "rounds": rounds}
+    layers = {}
+    for layer in dict.fromkeys(r["layer"] for r in ok if "layer" in r):
+        name = f"without {layer}"
+        paired = [k for k in rounds if (k, name) in step and (k, "fast-paths on") in step]
+        gains = [step[(k, name)] - step[(k, "fast-paths on")] for k in paired]
+        without = statistics.median(step[(k, name)] for k in paired)
+        gain = statistics.median(gains)
+        verdict = "earns its place" if min(gains) > 0 else "inside the noise"
+        verdict = "slower with it" if max(gains) < 0 else verdict
+        layers[layer] = {
+            "median_without_s": round(without, 2), "gain_s": round(gain, 2),
+            "gains_s": [round(g, 2) for g in gains], "share": round(gain / without, 3),
+            "inside_noise": verdict == "inside the noise", "verdict": verdict,
+        }  # fmt: skip
+    offs = [step[(k, "fast-paths off")] for k in rounds if (k, "fast-paths off") in step]
+    return {
+        "layers": layers, "on_s": round(statistics.median(ons), 2),
+        "off_s": round(statistics.median(offs), 2) if offs else None,
+        "noise_s": round(max(ons) - min(ons), 2), "rounds": rounds,
+    }  # fmt: skip
+
+
 def print_ablation(summary: dict[str, Any], idle: list[str], bf16: bool) -> None:
     print(f"\nevery layer on: median {summary['on_s']} s/step; none (stock TRL/transformers/peft): "
           f"{summary['off_s']} s; run-to-run noise {summary['noise_s']} s")  # fmt: skip
     print(f"{'layer':24s}{'without s':>10s}{'gain s':>8s}{'share':>8s}  verdict")
     for layer, row in summary["layers"].items():
         verdict = row["verdict"]
+        if "gains_s" in row:  # --rounds: the gain of each round
+            verdict += " (by round: " + ", ".join(f"{g:+.1f}" for g in row["gains_s"]) + ")"
         print(f"{layer:24s}{row['median_without_s']:10.1f}{row['gain_s']:8.1f}"
               f"{row['share']:8.1%}  {verdict}")  # fmt: skip
     where = "in a float32 generation" if bf16 else "under bf16 autocast"
@@ -331,6 +396,10 @@ def main() -> None:
         help="turn off one fast path at a time in trl-env's trainer (see ablation_settings)",
     )
     parser.add_argument("--settings", nargs="+", default=None, help="settings to run (by name)")
+    parser.add_argument(
+        "--rounds", type=int, default=1,
+        help="run every setting this many times, in alternating order (see rounds_summary)",
+    )  # fmt: skip
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     import torch
@@ -342,7 +411,9 @@ def main() -> None:
     from trl_env.trl.models._bf16 import default_bf16  # the library's own test
 
     bf16 = default_bf16()
-    settings = ablation_settings(bf16) if args.ablate else dict(SETTINGS)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    settings = ablation_settings(bf16, args.rounds) if args.ablate else dict(SETTINGS)
     if not bf16 and not args.ablate:
         print(
             "this CPU has no amx_bf16/avx512_bf16: bf16 would be emulated, skipping the bf16 settings"
@@ -368,8 +439,13 @@ def main() -> None:
         "wall_s": round(time.perf_counter() - started, 1),
     }  # fmt: skip
     by_name = {r["setting"]: r for r in results if not r.get("failed")}
+    if args.rounds > 1:  # every round's result of each setting
+        by_name = {}
+        for r in results:
+            if not r.get("failed"):
+                by_name.setdefault(r["setting"], []).append(r)
     if args.ablate:
-        summary = ablation_summary(results)
+        summary = rounds_summary(results) if args.rounds > 1 else ablation_summary(results)
         idle = idle_layers(bf16)
         print_ablation(summary, idle, bf16)
         ratio = (
@@ -379,7 +455,8 @@ def main() -> None:
         )
         print(json.dumps({
             **facts, "settings": by_name, "ablation": summary["layers"], "idle_layers": idle,
-            "noise_s": summary["noise_s"], "before": "fast-paths off", "after": "fast-paths on",
+            "noise_s": summary["noise_s"], "rounds": args.rounds,
+            "before": "fast-paths off", "after": "fast-paths on",
             "before_s": summary["off_s"], "after_s": summary["on_s"], "ratio": ratio,
         }))  # fmt: skip
         return

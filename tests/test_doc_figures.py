@@ -129,6 +129,7 @@ NOT_MEASUREMENTS: dict[str, list[str]] = {
         "training batches, last 10 steps",  # a column header: the window of the figures
     ],
     REAL_MODELS: [
+        "a step of at most 24 s",  # issue 34's goal for a CPU with bf16 units
         *("95%", "Under 50% at temperature 1", "closer to 25 s", "runs it for 2 steps"),
         *("over 3 turns with a repeated prompt", "The 8 episodes of a group"),
         "one turn of at most 16 tokens per episode",
@@ -930,17 +931,20 @@ def before_after_table(page: Page, results: str) -> dict[str, Any]:
     return run
 
 
-@checks(REAL_MODELS)
-def fast_path_ablation(page: Page) -> Iterator[str]:
-    """Each fast path's share of a SmolLM2 step: ``grpo_step_ablation_amd_epyc.txt`` (its last
-    line: the ``--ablate`` JSON); the gains and verdicts recomputed from the settings' medians."""
-    path = RESULTS + "grpo_step_ablation_amd_epyc.txt"
+def signed(value: float, unit: str) -> str:
+    """``+0.4 s`` / ``−1.0 s``: a gain as the pages print it (a true minus sign)."""
+    return f"{'+' if value >= 0 else '−'}{abs(value):.1f}{unit}"
+
+
+def ablation_rows(path: str, page: Page) -> tuple[dict[str, Any], list[float]]:
+    """Checks the page's table after ``path`` against the ``--ablate`` JSON (the file's last
+    line), with each gain and verdict recomputed from the settings' medians; returns the run and
+    the two "every layer on" medians."""
     run = json.loads(text_of(path).strip().splitlines()[-1])
     settings = run["settings"]
     ons = [settings[n]["median_step_s"] for n in ("fast-paths on", "fast-paths on (again)")]
     on, noise = sum(ons) / 2, max(ons) - min(ons)
     assert (round(on, 2), round(noise, 2)) == (run["after_s"], run["noise_s"])
-    signed = lambda x, unit: f"{'+' if x >= 0 else '−'}{abs(x):.1f}{unit}"  # noqa: E731
     rows = [["every layer on (two runs)", f"{on:.1f} s", "", "", ""]]
     for layer, row in run["ablation"].items():
         without = settings[f"without {layer}"]["median_step_s"]
@@ -955,6 +959,48 @@ def fast_path_ablation(page: Page) -> Iterator[str]:
                  signed(100 * (off - on) / off, "%"), ""])  # fmt: skip
     _, table = page.table(path)
     assert table == rows
+    return run, ons
+
+
+@checks(REAL_MODELS)
+def fast_path_ablation_amx(page: Page) -> Iterator[str]:
+    """The same ablation on a CPU with bf16 units: ``grpo_step_ablation_amx.txt``."""
+    path = RESULTS + "grpo_step_ablation_amx.txt"
+    run, ons = ablation_rows(path, page)
+    settings, ablation = run["settings"], run["ablation"]
+    assert run["cpu"]["bf16_units"] is True and run["idle_layers"] == ["merged_lora"]
+    on, off = run["after_s"], run["before_s"]
+    yield f"Every layer on made the step {off / on:.2f}x faster than none"
+
+    def on_runs(key: str) -> str:
+        """The two "every layer on" runs' values of ``key``, low-high."""
+        low, high = sorted(settings[n][key] for n in ("fast-paths on", "fast-paths on (again)"))
+        return f"{low:.1f}-{high:.1f}"
+
+    yield f"generation took {settings['without frozen_bf16']['generation_s']:.1f} s, against {on_runs('generation_s')} s in the two runs"
+    without = settings["without model_token_scoring"]
+    yield f"(training took {without['training_s']:.1f} s without it, against {on_runs('training_s')} s, and peaked at {without['peak_memory_gb']:.1f} GB, against {on_runs('peak_memory_gb')} GB)"
+    yield f"took {ons[0]:.1f} s and {ons[1]:.1f} s: the steps got faster"
+    yield f"so the noise ({run['noise_s']:.1f} s) is larger"
+    small = [row["gain_s"] for layer, row in ablation.items()
+             if layer not in ("frozen_bf16", "model_token_scoring")]  # fmt: skip
+    assert len(small) == 7 and max(abs(g) for g in small) < run["noise_s"]
+    yield f"lie between {signed(min(small), ' s')} and {signed(max(small), ' s')}"
+    yield f'the last "every layer on" run gave {ons[1]:.1f} s and the mean of the two {on:.1f} s'
+    assert ons[1] > 24.0  # the goal, not met in this run
+    earlier = json.loads(text_of(RESULTS + "grpo_step_profile.txt").strip().splitlines()[-1])
+    yield f"({earlier['after_s']:.1f} s was measured with every layer on"
+
+
+@checks(REAL_MODELS)
+def fast_path_ablation(page: Page) -> Iterator[str]:
+    """Each fast path's share of a SmolLM2 step: ``grpo_step_ablation_amd_epyc.txt`` (its last
+    line: the ``--ablate`` JSON); the gains and verdicts recomputed from the settings' medians."""
+    path = RESULTS + "grpo_step_ablation_amd_epyc.txt"
+    run, ons = ablation_rows(path, page)
+    settings = run["settings"]
+    on, off = run["after_s"], settings["fast-paths off"]["median_step_s"]
+    noise = run["noise_s"]
     assert run["cpu"]["bf16_units"] is False and run["idle_layers"] == [
         "frozen_bf16", "onednn_prepack", "lora_input_casts", "lora_addmm"
     ]  # fmt: skip

@@ -210,3 +210,44 @@ def test_the_credit_ablation_runs_the_product_once_per_credit(tmp_path: Path) ->
         if other != result["winner"]
     )
     assert json.loads((tmp_path / "result.json").read_text()) == result
+
+
+def test_ablation_rounds_judge_each_layer_within_a_round() -> None:
+    """``grpo_step_profile.py --ablate --rounds R``: a machine that gets faster over the run
+    (every setting 5 s quicker in round 1) changes no verdict, since each layer's gain is taken
+    against "every layer on" of its own round; a layer whose sign flips between rounds is inside
+    the noise, and the rounds alternate their order."""
+    import argparse
+
+    import grpo_step_profile as profile
+
+    def result(name: str, round_: int, step: float) -> dict[str, Any]:
+        layer = name.removeprefix("without ") if name.startswith("without ") else None
+        return {"setting": name, "round": round_, "median_step_s": step,
+                **({"layer": layer} if layer else {})}  # fmt: skip
+
+    drift = {0: 0.0, 1: -5.0, 2: -2.0}
+    steps = {"fast-paths on": 30.0, "without fast": 40.0, "without slow": 29.0,
+             "fast-paths off": 60.0}  # fmt: skip
+    results = [result(name, k, step + drift[k]) for k in drift for name, step in steps.items()]
+    results.append(result("without flaky", 0, 31.0))
+    results.append(result("without flaky", 1, 24.0))  # +1 s, then -1 s against its round's "on"
+    summary = profile.rounds_summary(results)
+    assert summary["on_s"] == 28.0 and summary["off_s"] == 58.0 and summary["noise_s"] == 5.0
+    layers = summary["layers"]
+    assert layers["fast"]["gains_s"] == [10.0, 10.0, 10.0]
+    assert layers["fast"]["verdict"] == "earns its place"
+    assert layers["slow"]["verdict"] == "slower with it" and layers["slow"]["gain_s"] == -1.0
+    assert layers["flaky"]["verdict"] == "inside the noise" and layers["flaky"]["inside_noise"]
+    assert list(profile.ablation_settings(True, rounds=3))[-1] == "fast-paths off"
+    assert list(profile.ablation_settings(True))[-1] == "fast-paths on (again)"
+
+    order: list[str] = []
+    original = profile.run_one
+    profile.run_one = lambda name, setting: order.append(name) or {"setting": name}
+    try:
+        ran = profile.run_settings(argparse.Namespace(rounds=2), {"a": {}, "b": {}, "c": {}})
+    finally:
+        profile.run_one = original
+    assert order == ["a", "b", "c", "c", "b", "a"]
+    assert [r["round"] for r in ran] == [0, 0, 0, 1, 1, 1]
