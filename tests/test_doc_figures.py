@@ -122,6 +122,8 @@ UNBACKED_FIGURES: dict[str, list[str]] = {
 # Figure-like numbers that are no measurement: settings, goals, definitions, arithmetic.
 NOT_MEASUREMENTS: dict[str, list[str]] = {
     MULTITURN: [
+        "(32 seeds, every 10 steps)",  # the in-training evals' setting
+        "above the 8 GB that the multi-turn recipe",  # issue 35's limit
         *("95%", "in at most 60 minutes", "learning Hangman in 55 minutes", "it now allows [0, 1]"),
         *("16 episodes per step", "(16 episodes a step, so noisy)"),
         *("8 tokens per turn", "16 tokens per turn", "at most 14 turns", "up to 7 turns"),
@@ -451,6 +453,69 @@ def status_and_demos(page: Page) -> Iterator[str]:
     yield f"had {steps5[0]:.0f} s and {steps5[1]:.0f} s steps; its warm start, the same code as run 6's, took {warm5} s"
     _, _, first, _ = hangman_on_amd_epyc()
     yield f"(an earlier version of the defaults peaked at {first['peak_rss_gb']:.1f} GB"
+
+
+@checks(MULTITURN)
+def recipe_through_the_product(page: Page) -> Iterator[str]:
+    """``--recipe multiturn-hangman`` run by ``real_model_learning.py`` through ``trl-env train`` and
+    ``trl-env eval`` (``learning_hangman_recipe_amx/``): the policy table from ``result.json``
+    with the Wilson intervals recomputed from the wins, the "above all three" and "do not
+    overlap" claims recomputed, and the step table from ``metrics.csv``."""
+    folder = RESULTS + "learning_hangman_recipe_amx/"
+    run = load(folder + "result.json")
+    assert "--recipe multiturn-hangman" in run["command"] and run["machine"]["bf16_units"]
+    names = {"before": "before", "random": "random", "warm start": "warm_start",
+             "after GRPO": "after"}  # fmt: skip
+    rows = []
+    for label, key in names.items():
+        block = run[key]
+        low, high = wilson_interval(block["wins"], block["episodes"])
+        assert (round(low, 4), round(high, 4)) == (
+            block["success_ci_low"],
+            block["success_ci_high"],
+        )
+        cells_ = [f"{block['wins']}/{block['episodes']} = {block['success_rate']:.3f} "
+                  f"[{low:.3f}, {high:.3f}]", f"{block['mean_return']:.3f}",
+                  f"{block['invalid_action_rate']:.0%}", f"{block['mean_turns']:.2f}"]  # fmt: skip
+        rows.append([label, *cells_])
+    _, table = page.table(folder + "result.json")
+    assert all(row[0].startswith(label) for row, (label, *_) in zip(table, rows, strict=True))
+    assert [row[1:] for row in table] == [row[1:] for row in rows]
+    after = wilson_interval(run["after"]["wins"], 256)
+    bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "random", "warm_start"))
+    assert after[0] > bound
+    yield f"lies above all three ({after[0]:.3f} > {bound:.3f})"
+    recorded = load(RESULTS + "learning_multiturn_oneshot/result.json")
+    old = interval(recorded["after"])
+    assert after[1] < old[0]
+    yield f"({fraction(recorded['after'])} = {recorded['after']['success_rate']:.3f} [{old[0]:.3f}, {old[1]:.3f}], attempt 6 below"
+    yield f"do not overlap ({after[1]:.3f} < {old[0]:.3f})"
+    record = load(folder + "run.json")
+    assert record["steps"] == run["steps"] and record["stopped_by"] == "minutes"
+    yield f"{run['steps']} GRPO steps filled the recipe's 57-minute budget"
+    yield f"took {minutes(run['wall_s'], 1)} minutes in all, its peak RSS {run['peak_rss_gb']:.2f} GB"
+    yield f"The run peaked at {run['peak_rss_gb']:.2f} GB of RSS"
+    amd = load(RESULTS + "hangman_default_amd_epyc/run6_micro_batches_run.json")
+    yield f"peaked at {amd['peak_rss_gb']:.1f} GB (run 6 of"
+    assert run["before"]["ended_by"] == {"token_budget": 256}
+    yield f"attempt 6's ({recorded['before']['mean_turns']:.2f} turns, {recorded['before']['invalid_action_rate']:.0%} invalid)"
+    yield f"after {run['before']['mean_turns']:.0f} turns (`ended_by`)"
+    metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
+    steps = [{k: float(v) for k, v in r.items() if v} for r in metrics if r.get("reward")]
+    held = {
+        int(r["step"]): float(r["eval_success_rate"]) for r in metrics if r["eval_success_rate"]
+    }
+    rows = []
+    for first, last in ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 56)):
+        span = [r for r in steps if first <= r["step"] <= last]
+        avg = lambda key: mean(r[key] for r in span)  # noqa: E731, B023
+        rows.append([f"{first}-{last}", f"{avg('env/mean_return'):.3f}",
+                     f"{avg('env/invalid_action_rate'):.0%}", f"{avg('env/success_rate'):.1%}",
+                     f"{avg('step_time'):.1f}", f"{round(held[last] * 32)}/32"])  # fmt: skip
+    _, table = page.table(folder + "metrics.csv")
+    assert table == rows
+    oneshot = curve(RESULTS + "learning_multiturn_oneshot/curve.csv")
+    yield f"(its steps 41-51: return {window(oneshot, 'mean_return', 41, 51):.3f}, {window(oneshot, 'success_rate', 41, 51):.1%} wins)"
 
 
 @checks(MULTITURN)
