@@ -453,6 +453,19 @@ def status_and_demos(page: Page) -> Iterator[str]:
     yield f"had {steps5[0]:.0f} s and {steps5[1]:.0f} s steps; its warm start, the same code as run 6's, took {warm5} s"
     _, _, first, _ = hangman_on_amd_epyc()
     yield f"(an earlier version of the defaults peaked at {first['peak_rss_gb']:.1f} GB"
+    amx = RESULTS + "hangman_default_amx/"
+    log, run = text_of(amx + "run1.log"), load(amx + "run1_run.json")
+    assert run["machine"]["bf16_units"] and run["bf16"] and run["recipe"] is None
+    assert same(run["command"]) == same(before["command"])
+    warm = int(re.search(r"in (\d+) s; the run folder", log)[1])
+    rows = list(csv.DictReader(io.StringIO(text_of(amx + "run1_metrics.csv"))))
+    steps = [float(row["step_time"]) for row in rows]
+    yield (
+        f"took {warm} s for its warm start and {steps[0]:.0f} s and {steps[1]:.0f} s for its GRPO "
+        f"steps, and peaked at {run['peak_rss_gb']:.2f} GB"
+    )
+    yield f"a 55-minute budget holds about {int((55 * 60 - warm) // mean(steps))} such steps there"
+    yield f"where a step of this size took {min(steps):.0f}-{max(steps):.0f} s (below)"
 
 
 @checks(MULTITURN)
