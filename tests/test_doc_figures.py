@@ -1105,14 +1105,8 @@ def turn_shape(shape: dict[str, int]) -> str:
     return f"{shape['rows']} rows, {shape['turns']} turns of {shape['tokens']} tokens"
 
 
-@checks(REAL_MODELS)
-def training_micro_batches(page: Page) -> Iterator[str | list[str]]:
-    """``--micro-batch`` on a CPU without bf16 units: the training seconds per step, generation,
-    turns and peak RSS of each setting, recomputed from the run's JSON line."""
-    path = RESULTS + "training_micro_batches_amd_epyc/hangman_warm_started.txt"
-    run = json.loads(text_of(path).strip().splitlines()[-1])
-    assert run["cpu"]["bf16_units"] is False and run["env"] == "TextHangman-v0"
-    whole, passes = run["runs"]["16"][0], run["runs"]["4"][0]
+def micro_batch_rows(whole: dict[str, Any], passes: dict[str, Any]) -> list[list[str]]:
+    """The table rows of ``training_micro_batches.py``'s two settings, as the page prints them."""
     from statistics import median
 
     rows = []
@@ -1123,6 +1117,20 @@ def training_micro_batches(page: Page) -> Iterator[str | list[str]]:
             f"{median(result['generation_s']):.1f} s", f"{median(result['turns']):.1f}",
             f"{result['peak_rss_gb']:.2f} GB",
         ])  # fmt: skip
+    return rows
+
+
+@checks(REAL_MODELS)
+def training_micro_batches(page: Page) -> Iterator[str | list[str]]:
+    """``--micro-batch`` on a CPU without bf16 units and on one with AMX: the training seconds per
+    step, generation, turns and peak RSS of each setting, recomputed from the runs' JSON lines."""
+    path = RESULTS + "training_micro_batches_amd_epyc/hangman_warm_started.txt"
+    run = json.loads(text_of(path).strip().splitlines()[-1])
+    assert run["cpu"]["bf16_units"] is False and run["env"] == "TextHangman-v0"
+    whole, passes = run["runs"]["16"][0], run["runs"]["4"][0]
+    from statistics import median
+
+    rows = micro_batch_rows(whole, passes)
     _, table = page.table(path)
     assert table == rows
     assert whole["turns"] == passes["turns"]  # the same episodes
@@ -1138,6 +1146,18 @@ def training_micro_batches(page: Page) -> Iterator[str | list[str]]:
     default = load(RESULTS + "hangman_default_amd_epyc/run6_micro_batches_run.json")
     assert default["peak_rss_gb"] < 8 and "--warm-start" not in default["command"]
     yield f"its warm start included, peaked at {default['peak_rss_gb']:.1f} GB (run 6"
+    amx_path = RESULTS + "training_micro_batches_amx/hangman_warm_started.txt"
+    amx = json.loads(text_of(amx_path).strip().splitlines()[-1])
+    assert amx["cpu"]["bf16_units"] is True and amx["env"] == "TextHangman-v0"
+    whole, passes = amx["runs"]["16"][0], amx["runs"]["4"][0]
+    rows = micro_batch_rows(whole, passes)
+    _, table = page.table(amx_path)
+    assert table == rows
+    assert whole["turns"][0] == passes["turns"][0] and whole["turns"][1] != passes["turns"][1]
+    assert max(passes["train_s"]) < min(whole["train_s"])  # "every step in passes was faster"
+    yield f"In bf16 too the training part took {amx['ratio']:.2f}x less time"
+    yield f"the peak RSS fell, by {whole['peak_rss_gb'] - passes['peak_rss_gb']:.1f} GB"
+    yield f"({whole['turns'][0]:.1f} turns in both) and trained {whole['train_s'][0]:.1f} s against {passes['train_s'][0]:.1f} s"
 
 
 @checks(REAL_MODELS)

@@ -26,10 +26,11 @@ def _cpu(monkeypatch: pytest.MonkeyPatch, *, bf16_units: bool) -> None:
     monkeypatch.setattr(_bf16, "default_bf16", lambda: bf16_units)
 
 
-def test_a_float32_cpu_trains_a_real_models_batch_in_passes_of_4(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("bf16_units", [False, True])
+def test_a_cpu_trains_a_real_models_batch_in_passes_of_4(
+    bf16_units: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _cpu(monkeypatch, bf16_units=False)
+    _cpu(monkeypatch, bf16_units=bf16_units)
     hangman = TrainConfig([HANGMAN], model="m.gguf", lora=True).resolved()
     assert (hangman.per_device_train_batch_size, hangman.micro_batch_size) == (16, 4)
     one_turn = TrainConfig(["TextLargestNumber-v0"], model="m.gguf").resolved()
@@ -42,18 +43,20 @@ def test_a_float32_cpu_trains_a_real_models_batch_in_passes_of_4(
     assert seven.resolved().micro_batch_size == 7
 
 
-def test_the_runs_dtype_decides_not_the_cpu_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    _cpu(monkeypatch, bf16_units=True)
-    float32 = TrainConfig([HANGMAN], model="m.gguf", bf16=False).resolved()
-    assert float32.micro_batch_size == 4  # --no-bf16 on a CPU with bf16 units: a float32 run
-    _cpu(monkeypatch, bf16_units=False)
-    forced = TrainConfig([HANGMAN], model="m.gguf", bf16=True).resolved()
-    assert forced.micro_batch_size == 16  # --bf16 on any CPU: not measured, one pass
+@pytest.mark.parametrize("bf16_units", [False, True])
+@pytest.mark.parametrize("bf16", [False, True])
+def test_either_dtype_on_either_cpu_trains_in_passes(
+    bf16_units: bool, bf16: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Passes were measured faster in float32 (AMD EPYC) and in bf16 (Intel Xeon with AMX)."""
+    _cpu(monkeypatch, bf16_units=bf16_units)
+    config = TrainConfig([HANGMAN], model="m.gguf", bf16=bf16).resolved()
+    assert (config.bf16, config.micro_batch_size) == (bf16, 4)
 
 
-@pytest.mark.parametrize("machine", ["bf16 units", "gpu", "tiny model"])
+@pytest.mark.parametrize("machine", ["gpu", "tiny model"])
 def test_elsewhere_the_batch_is_one_pass(machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    _cpu(monkeypatch, bf16_units=machine == "bf16 units")
+    _cpu(monkeypatch, bf16_units=True)
     if machine == "gpu":
         monkeypatch.setattr(defaults_module, "_has_gpu", lambda: True)
     model = None if machine == "tiny model" else "m.gguf"
@@ -132,5 +135,8 @@ def test_passes_give_the_update_of_one_pass(
     assert norms == pytest.approx(norms_whole, rel=1e-4) and min(norms) > 0
     assert adapter.keys() == adapter_whole.keys()
     for key in adapter:
-        torch.testing.assert_close(adapter[key], adapter_whole[key], rtol=1e-4, atol=1e-6)
+        # atol 1e-5, 1% of one step's Adam update (lr 1e-3): where a gradient is near zero, Adam's
+        # normalized step magnifies the float32 summation-order difference of passes (1.9e-6
+        # seen on an AVX-512 CPU; under 1e-6 on AVX2).
+        torch.testing.assert_close(adapter[key], adapter_whole[key], rtol=1e-4, atol=1e-5)
     assert any(k.endswith("lora_B.weight") and adapter[k].abs().sum() > 0 for k in adapter)

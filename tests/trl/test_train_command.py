@@ -257,6 +257,9 @@ def test_run_writes_csv_png_and_checkpoints(
     for column in ("reward", "env/success_rate", "loss", "learning_rate", "wall_time_s"):
         assert all(row[column] != "" for row in rows), column
         float(rows[0][column])
+    # The process's peak RSS so far, at every step: positive and never falling.
+    peaks = [float(row["peak_rss_gb"]) for row in rows]
+    assert peaks[0] > 0 and peaks == sorted(peaks)
     assert list(rows[0])[:2] == ["step", "reward"]
 
     assert (out / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -13,6 +13,8 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from trl_env._machine import peak_rss_gb
+
 __all__ = ["CsvLog", "MetricsCallback", "Progress", "TimeBudget", "step_line"]
 
 # Columns shown first in metrics.csv, in this order; every other logged metric follows, sorted.
@@ -44,6 +46,7 @@ _CSV_FIRST = (
     "eval_mean_turns",
     "eval_seconds",
     "wall_time_s",
+    "peak_rss_gb",
 )
 STUCK_SHARE = 0.9
 """A step whose share of zero-variance GRPO groups is above this teaches almost nothing..."""
@@ -253,6 +256,8 @@ class MetricsCallback(TrainerCallback):
                 self.log.merge(row)  # a held-out eval: its figures join the step's row
             return
         row["wall_time_s"] = time.perf_counter() - self.started
+        # The process's peak so far, per step: a run that outgrows memory shows where it began.
+        row["peak_rss_gb"] = round(peak_rss_gb(), 2)
         if "step_time" in row and "time/generation_s" in row:
             # What the rollout did not spend: log-prob passes, forward, backward, optimizer.
             rollout = row["time/generation_s"] + row.get("time/env_s", 0.0)

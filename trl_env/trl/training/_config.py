@@ -127,7 +127,7 @@ class TrainConfig:
         default=None,
         metadata=_help(
             "Episodes per training pass, gradients summed: the same update (default: up to 4 for "
-            "a real model in a float32 run on a CPU, else the batch; docs/real_models.md).",
+            "a real model on a CPU, else the batch; docs/real_models.md).",
             aliases=["--micro-batch"],
         ),
     )
