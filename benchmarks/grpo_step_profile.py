@@ -438,12 +438,10 @@ def main() -> None:
         "idle": load_before < 0.5, "load_average_before": round(load_before, 2),
         "wall_s": round(time.perf_counter() - started, 1),
     }  # fmt: skip
-    by_name = {r["setting"]: r for r in results if not r.get("failed")}
+    ok = [r for r in results if not r.get("failed")]
+    by_name: dict[str, Any] = {r["setting"]: r for r in ok}
     if args.rounds > 1:  # every round's result of each setting
-        by_name = {}
-        for r in results:
-            if not r.get("failed"):
-                by_name.setdefault(r["setting"], []).append(r)
+        by_name = {name: [r for r in ok if r["setting"] == name] for name in by_name}
     if args.ablate:
         summary = rounds_summary(results) if args.rounds > 1 else ablation_summary(results)
         idle = idle_layers(bf16)
