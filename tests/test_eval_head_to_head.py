@@ -143,3 +143,29 @@ def test_a_scripted_player_that_only_other_envs_have_is_refused() -> None:
         head_to_head("TextArena/TicTacToe-v0", "greedy", "random", 2)
     report = head_to_head(["TextArena/ConnectFour-v0"], "random", "random", 4, seed=1)
     assert report.total.games + report.total.errors == 4 and report.total.errors == 0
+
+
+def test_deterministic_pairs_are_counted_as_the_few_games_they_are(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The oracle takes the first optimal cell: oracle against oracle replays one game per seating
+    # on every seed, so 12 games are 2 distinct ones, and the table says the intervals overcount.
+    code, table, err = _eval(
+        capsys, "TextTicTacToe-v0", "--policy", "oracle", "--opponent", "oracle",
+        "--episodes", "12", "--no-progress",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "note: only 2 of the 12 games differ in a move" in table
+    results = _results(
+        capsys, "TextTicTacToe-v0", "--policy", "oracle", "--opponent", "oracle", "--episodes", "12"
+    )
+    assert results["draws"] == 12 and results["distinct_games"] == 2
+    assert results["envs"]["TextTicTacToe-v0"]["distinct_games"] == 2
+    # A randomizing opponent plays other games on other seeds: no note.
+    code, table, err = _eval(
+        capsys, "TextTicTacToe-v0", "--policy", "oracle", "--opponent", "random",
+        "--episodes", "12", "--no-progress",
+    )  # fmt: skip
+    report = head_to_head("TextTicTacToe-v0", "oracle", "random", 12)
+    assert code == 0 and "note:" not in table
+    assert report.distinct_games() == report.to_json()["distinct_games"] > 2

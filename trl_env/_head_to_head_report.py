@@ -6,6 +6,12 @@ The score is ``(wins + draws / 2) / N`` over the N games that ended with a resul
 is the Wilson interval of that share (draws count half a success): exact for games without
 draws, and conservative (wider than needed) with them. A game the env itself broke has no result:
 it is counted in ``errors`` and left out of N.
+
+The intervals treat the N games as independent. Two policies that both choose deterministically
+(greedy models, deterministic scripts) on a game whose start does not depend on the seed replay
+the same game on every seed of a seating: tic-tac-toe greedy against greedy is 2 distinct games
+however large N is. ``distinct_games`` counts the games that differ in a move, and the table
+says so when it is one per seating.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ __all__ = [
     "HeadToHeadReport",
     "PlayedMatch",
     "Tally",
+    "distinct_games",
     "format_head_to_head",
     "write_head_to_head",
 ]
@@ -130,6 +137,24 @@ class PlayedMatch:
         return self.match.players[self.policy_seat].result
 
 
+def distinct_games(matches: Sequence[PlayedMatch]) -> int:
+    """How many of ``matches`` differ in a move (or in who moved first).
+
+    Example:
+        >>> distinct_games([])
+        0
+    """
+    keys = {
+        (
+            played.match.task.env_id,
+            played.policy_first,
+            *(tuple(player.actions) for player in played.match.players),
+        )
+        for played in matches
+    }
+    return len(keys)
+
+
 @dataclass
 class HeadToHeadReport:
     """The result of :func:`trl_env._head_to_head.head_to_head`."""
@@ -152,6 +177,12 @@ class HeadToHeadReport:
             total = total + env.total
         return total
 
+    def distinct_games(self, env_id: str | None = None) -> int:
+        """Games that differ in a move (:func:`distinct_games`), of one env or all."""
+        return distinct_games(
+            [m for m in self.matches if env_id is None or m.match.task.env_id == env_id]
+        )
+
     def to_json(self) -> dict[str, Any]:
         """``results.json``: settings, the totals, and per env the totals and each seat's."""
         from trl_env._machine import machine_record
@@ -171,7 +202,11 @@ class HeadToHeadReport:
             "env_kwargs": self.env_kwargs,
             "elapsed_s": round(self.elapsed_s, 4),
             **self.total.to_json(),
-            "envs": {env_id: env.to_json() for env_id, env in self.envs.items()},
+            "distinct_games": self.distinct_games(),
+            "envs": {
+                env_id: {**env.to_json(), "distinct_games": self.distinct_games(env_id)}
+                for env_id, env in self.envs.items()
+            },
         }
 
 
@@ -211,7 +246,18 @@ def format_head_to_head(report: HeadToHeadReport) -> str:
         "   (the policy moves first in even episodes; score = (wins + draws/2) / games)"
     )
     rule = "-" * len(line(header))
-    return "\n".join([title, line(header), rule, *(line(row) for row in rows)])
+    lines = [title, line(header), rule, *(line(row) for row in rows)]
+    games, distinct = report.total.games + report.total.errors, report.distinct_games()
+    # One game per seating and env is what two deterministic sides give (a randomizing side
+    # repeats a game now and then too, but those repeats are independent draws).
+    if distinct <= 2 * len(report.envs) < games:
+        lines.append(
+            f"note: only {distinct} of the {games} games differ in a move (both sides chose the "
+            "same moves on every seed, as greedy against greedy does): the intervals count them as "
+            f"{games} independent games. For independent games sample (--temperature and "
+            "--opponent-temperature above 0) or play an opponent that randomizes."
+        )
+    return "\n".join(lines)
 
 
 def _seat_record(played: PlayedMatch, seat: int, names: tuple[str, str]) -> dict[str, Any]:

@@ -89,6 +89,7 @@ class SeatPlayer:
         result: ``"win"``, ``"draw"`` or ``"loss"`` once the game is over (``None`` before, or
             after a game error).
         error: What went wrong when the game itself failed.
+        actions: The seat's actions as played, kept with or without a transcript.
         zero_sum: Score the result with :func:`zero_sum_reward` instead of the game's own
             ``result_reward`` (self-play's returns).
     """
@@ -100,6 +101,7 @@ class SeatPlayer:
     zero_sum: bool = False
     result: str | None = None
     error: str | None = None
+    actions: list[str] = field(default_factory=list)
     observation: str = ""
     invalid_in_a_row: int = 0
     finished: bool = False
@@ -152,6 +154,7 @@ class SeatPlayer:
             reply = Reply(reply)
         if reply.action is not None:
             self.episode.turns += 1
+            self.actions.append(reply.action)  # kept without a transcript too (distinct games)
             if self.episode.transcript is not None:
                 self.episode.transcript.append(
                     {"role": "agent", **reply.details, "action": reply.action}

@@ -348,7 +348,7 @@ def test_train_self_play_usage_errors(capsys: pytest.CaptureFixture[str]) -> Non
 def test_the_self_play_benchmark_runs_the_product_end_to_end(
     tiny_model_dir: str, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """benchmarks/self_play.py: one train command, three head-to-head evals, one JSON line."""
+    """benchmarks/self_play.py: one train command, four head-to-head evals, one JSON line."""
     import json
     import sys
     from pathlib import Path
@@ -390,13 +390,19 @@ def test_the_self_play_benchmark_runs_the_product_end_to_end(
     result = self_play.main(argv)
     assert result["env"] == "TextTicTacToe-v0" and result["steps"] == 1
     assert "--self-play --warm-start random" in result["command"]
-    for name in ("vs_warm_start", "vs_random_trained", "vs_random_warm_start"):
+    for name in ("vs_warm_start", "vs_random_trained", "vs_random_warm_start",
+                 "vs_warm_start_sampled"):  # fmt: skip
         played = result[name]
         assert played["games"] == 4 and played["wins"] + played["draws"] + played["losses"] == 4
+        assert 1 <= played["distinct_games"] <= 4
         assert played["score_ci_low"] <= played["score"] <= played["score_ci_high"]
         assert (out / "eval" / name / "results.json").is_file()
     low = result["vs_warm_start"]["score_ci_low"]
     assert result["beats_warm_start"] == (low > 0.5)
+    sampled = result["vs_warm_start_sampled"]["score_ci_low"]
+    assert result["beats_warm_start_sampled"] == (sampled > 0.5)
+    sampled_command = result["eval_commands"]["vs_warm_start_sampled"]
+    assert "--temperature 1 " in sampled_command and "--opponent-temperature 1 " in sampled_command
     assert json.loads((out / "result.json").read_text()) == result
     # The self-play run's warm start played its demos in both seats.
     demos = [json.loads(line) for line in (out / "run" / "warm_start" / "demos" / "demos.jsonl")
