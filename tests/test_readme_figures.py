@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -268,3 +269,51 @@ def test_cited_results_paths_exist(page: str) -> None:
     assert cited, f"{page} cites no results file"
     missing = [path for path in cited if not (ROOT / path).exists()]
     assert not missing, f"{page} cites missing results: {missing}"
+
+
+def _self_play_tables() -> dict[str, list[list[str]]]:
+    """Each ``<!-- figures: FILE -->`` table of docs/self_play.md, by its results file."""
+    lines = (ROOT / "docs/self_play.md").read_text("utf-8").splitlines()
+    tables = {}
+    for i, line in enumerate(lines):
+        if m := MARKER.search(line):
+            rows = list(takewhile(lambda row: row.startswith("|"), lines[i + 1 :]))
+            tables[m["path"]] = [cells(row) for row in rows[2:]]
+    return tables
+
+
+SELF_PLAY_AMX = "benchmarks/results/self_play_tictactoe_amx/result.json"
+
+
+def test_self_play_tables_are_their_results_files() -> None:
+    """docs/self_play.md's result tables, row by row from their files; the claims under the AMX
+    table recomputed from the counts (Wilson intervals), not read from the stored flags."""
+    tables = _self_play_tables()
+    assert set(tables) == {
+        SELF_PLAY_AMX,
+        "benchmarks/results/self_play_tictactoe_amd_epyc/result.json",
+    }
+
+    def score(block: dict[str, Any]) -> str:
+        n = block["wins"] + block["draws"] + block["losses"]
+        low, high = wilson_interval(block["wins"] + block["draws"] / 2, n)
+        assert (block["score_ci_low"], block["score_ci_high"]) == pytest.approx((low, high))
+        return f"{(block['wins'] + block['draws'] / 2) / n:.3f} [{low:.3f}, {high:.3f}]"
+
+    result = load(SELF_PLAY_AMX)
+    names = ("vs_warm_start_sampled", "vs_warm_start", "vs_random_trained", "vs_random_warm_start")
+    expected = [
+        [str(result[n][k]) for k in ("wins", "draws", "losses")]
+        + [score(result[n]), str(result[n]["distinct_games"])]
+        for n in names
+    ]
+    assert [row[1:] for row in tables[SELF_PLAY_AMX]] == expected
+    sampled = result["vs_warm_start_sampled"]
+    assert wilson_interval(sampled["wins"] + sampled["draws"] / 2, 128)[0] > 0.5
+    trained, warm = result["vs_random_trained"], result["vs_random_warm_start"]
+    assert wilson_interval(trained["wins"], 128)[0] > wilson_interval(warm["wins"], 128)[1]
+    assert result["vs_warm_start"]["distinct_games"] == 2  # why the sampled row is the evidence
+    run = load("benchmarks/results/self_play_tictactoe_amx/run/run.json")
+    assert (run["steps"], round(run["wall_time_s"] / 60, 1), run["peak_rss_gb"]) == (66, 55.7, 7.32)
+    text = (ROOT / "docs/self_play.md").read_text("utf-8")
+    assert "**66 GRPO steps**" in text and "**The train command took 55.7 minutes**" in text
