@@ -132,6 +132,10 @@ NOT_MEASUREMENTS: dict[str, list[str]] = {
     ],
     REAL_MODELS: [
         "a step of at most 24 s",  # issue 34's goal for a CPU with bf16 units
+        "the stretch goal of 16 s",  # issue 34's stretch goal
+        # Round 0's bias in the rounds ablation: its "on" steps (26.9 s, 21.8 s) against rounds
+        # 1-2's medians (22.1 s, 22.2 s); an estimate, not a measured figure.
+        "gains are about 2 s too low",
         *("95%", "Under 50% at temperature 1", "closer to 25 s", "runs it for 2 steps"),
         *("over 3 turns with a repeated prompt", "The 8 episodes of a group"),
         "one turn of at most 16 tokens per episode",
@@ -1068,6 +1072,75 @@ def fast_path_ablation_amx(page: Page) -> Iterator[str]:
     assert ons[1] > 24.0  # the goal, not met in this run
     earlier = json.loads(text_of(RESULTS + "grpo_step_profile.txt").strip().splitlines()[-1])
     yield f"({earlier['after_s']:.1f} s was measured with every layer on"
+
+
+@checks(REAL_MODELS)
+def fast_path_ablation_amx_rounds(page: Page) -> Iterator[str]:
+    """The seven small layers in 3 rounds on a CPU with bf16 units:
+    ``grpo_step_ablation_amx_rounds.txt``; the table rebuilt from each round's medians, the
+    gains and verdicts recomputed by the rounds rule, the prose from the settings' records."""
+    from statistics import median
+
+    path = RESULTS + "grpo_step_ablation_amx_rounds.txt"
+    run = json.loads(text_of(path).strip().splitlines()[-1])
+    assert run["cpu"]["bf16_units"] is True and run["rounds"] == 3
+    settings = run["settings"]
+    on = [r["median_step_s"] for r in settings["fast-paths on"]]
+    steps = lambda name: " / ".join(f"{r['median_step_s']:.1f}" for r in settings[name])  # noqa: E731
+    rows = [["every layer on", steps("fast-paths on") + " s", "", "", ""]]
+    for layer, row in run["ablation"].items():
+        name = f"without {layer}"
+        gains = [r["median_step_s"] - o for r, o in zip(settings[name], on, strict=True)]
+        assert [round(g, 2) for g in gains] == row["gains_s"]
+        verdict = "earns its place" if min(gains) > 0 else "inside the noise"
+        verdict = "slower with it" if max(gains) < 0 else verdict
+        assert verdict == row["verdict"]
+        rows.append([f"without `{layer}`", steps(name) + " s",
+                     " / ".join(signed(g, "") for g in gains) + " s",
+                     signed(median(gains), " s"), verdict])  # fmt: skip
+    _, table = page.table(path)
+    assert table == rows
+    yield f"every layer on, {median(on):.1f} s per step (the median of the three rounds' medians), against the 24 s goal"
+    assert median(on) <= 24.0
+    first = settings["fast-paths on"][0]["step_times_s"]
+    yield f"(its first measured step took {first[0]:.1f} s, against {first[1]:.1f} s for the second)"
+    turns = {name: rs[0]["turns"] for name, rs in settings.items()}
+    assert all(
+        len({r["turns"] for r in rs}) == 1 for rs in settings.values()
+    )  # same games each round
+    yield f"played the same games as every layer on ({turns['fast-paths on']:.2f} turns a game)"
+    same = [n for n, t in turns.items() if t == turns["fast-paths on"] and n != "fast-paths on"]
+    assert same == ["without reserved_kv_cache", "without lora_input_casts"]
+
+    def spread(values: list[float], digits: int = 1) -> str:
+        low, high = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
+        return low if low == high else f"{low}-{high}"
+
+    def component(name: str, key: str) -> list[float]:
+        return [r[key] for r in settings[name]]
+
+    cache = [w - o for w, o in zip(component("without reserved_kv_cache", "generation_s"),
+                                   component("fast-paths on", "generation_s"), strict=True)]  # fmt: skip
+    assert min(cache) > 0
+    yield f"whose generation took {spread(cache)} s longer without it in every round"
+    casts = [w - o for w, o in zip(component("without lora_input_casts", "training_s")[1:],
+                                   component("fast-paths on", "training_s")[1:], strict=True)]  # fmt: skip
+    assert min(casts) < 0 < max(casts) and max(abs(c) for c in casts) < 0.4
+    yield "within 0.4 s of every layer on's in rounds 1 and 2, in both directions"
+    yield (
+        f"{turns['without onednn_prepack']:.2f} turns a game without `onednn_prepack`, "
+        f"{turns['without inverse_cdf_sampling']:.2f} without `inverse_cdf_sampling` and without "
+        f"`lora_addmm`, {turns['without shared_prefill']:.2f} without `shared_prefill`, "
+        f"{turns['without unpadded_training']:.2f} without `unpadded_training`"
+    )
+    assert turns["without lora_addmm"] == turns["without inverse_cdf_sampling"]
+    per_turn = lambda name: [r["generation_s"] / r["turns"] for r in settings[name]]  # noqa: E731
+    yield (
+        f"per turn, generation took {spread(per_turn('without shared_prefill'))} s without it, "
+        f"against {spread(per_turn('fast-paths on'))} s with every layer on"
+    )
+    yield f"(per turn {spread(per_turn('without onednn_prepack'))} s without it)"
+    yield f'the noise between the rounds\' "every layer on" medians was {run["noise_s"]:.1f} s'
 
 
 @checks(REAL_MODELS)
