@@ -12,7 +12,7 @@ and tabulates; it holds no training logic of its own.
    ``vs_warm_start_sampled`` (the first again with both models sampling at temperature 1: greedy
    against greedy replays one game per seating, ``distinct_games`` 2, so only sampling gives
    independent games between two models);
-3. prints one JSON line and writes ``OUT/result.json``: ``env``, the three evals (each with
+3. prints one JSON line and writes ``OUT/result.json``: ``env``, the four evals (each with
    ``score``, ``score_ci_low``, ``score_ci_high``, ``wins``, ``draws``, ``losses`` and the win
    rate's interval, and ``distinct_games``), ``steps``, ``wall_s`` (the train command),
    ``stopped_by``, ``peak_rss_gb``, ``cpu``, ``commit``, the commands, ``idle`` (the load average

@@ -155,7 +155,7 @@ def test_deterministic_pairs_are_counted_as_the_few_games_they_are(
         "--episodes", "12", "--no-progress",
     )  # fmt: skip
     assert code == 0, err
-    assert "note: only 2 of the 12 games differ in a move" in table
+    assert "note: TextTicTacToe-v0: only 2 of the 12 games differ in a move" in table
     results = _results(
         capsys, "TextTicTacToe-v0", "--policy", "oracle", "--opponent", "oracle", "--episodes", "12"
     )

@@ -10,8 +10,9 @@ it is counted in ``errors`` and left out of N.
 The intervals treat the N games as independent. Two policies that both choose deterministically
 (greedy models, deterministic scripts) on a game whose start does not depend on the seed replay
 the same game on every seed of a seating: tic-tac-toe greedy against greedy is 2 distinct games
-however large N is. ``distinct_games`` counts the games that differ in a move, and the table
-says so when it is one per seating.
+however large N is. ``distinct_games`` counts the games that differ in a move (the seed is not
+part of a game's identity: two games with the same moves are one, which undercounts a game whose
+hidden state depends on the seed), and the table says so for each env with one per seating.
 """
 
 from __future__ import annotations
@@ -247,16 +248,18 @@ def format_head_to_head(report: HeadToHeadReport) -> str:
     )
     rule = "-" * len(line(header))
     lines = [title, line(header), rule, *(line(row) for row in rows)]
-    games, distinct = report.total.games + report.total.errors, report.distinct_games()
-    # One game per seating and env is what two deterministic sides give (a randomizing side
-    # repeats a game now and then too, but those repeats are independent draws).
-    if distinct <= 2 * len(report.envs) < games:
-        lines.append(
-            f"note: only {distinct} of the {games} games differ in a move (both sides chose the "
-            "same moves on every seed, as greedy against greedy does): the intervals count them as "
-            f"{games} independent games. For independent games sample (--temperature and "
-            "--opponent-temperature above 0) or play an opponent that randomizes."
-        )
+    # One game per seating is what two deterministic sides give (a randomizing side repeats a
+    # game now and then too, but those repeats are independent draws).
+    for env_id, env in report.envs.items():
+        games, distinct = env.total.games, report.distinct_games(env_id)
+        if distinct <= 2 < games + env.total.errors:
+            lines.append(
+                f"note: {env_id}: only {distinct} of the {games + env.total.errors} games differ "
+                "in a move (both sides chose the same moves on every seed, as greedy against "
+                f"greedy does): the intervals count them as {games} independent games. For "
+                "independent games sample (--temperature and --opponent-temperature above 0) or "
+                "play an opponent that randomizes."
+            )
     return "\n".join(lines)
 
 
