@@ -1144,6 +1144,65 @@ def fast_path_ablation_amx_rounds(page: Page) -> Iterator[str]:
 
 
 @checks(REAL_MODELS)
+def fast_path_ablation_amx_idle_rerun(page: Page) -> Iterator[str]:
+    """The rerun of the three layers the rounds left undecided:
+    ``grpo_step_ablation_amx_rounds_idle.txt``; the table rebuilt from each round's medians, the
+    verdicts recomputed by the rounds rule, the prose from the settings' records."""
+    from statistics import median
+
+    path = RESULTS + "grpo_step_ablation_amx_rounds_idle.txt"
+    run = json.loads(text_of(path).strip().splitlines()[-1])
+    assert run["cpu"]["bf16_units"] is True and run["rounds"] == 3 and run["commit"] == "75093b5"
+    yield f"the load average was {run['load_average_before']:.2f} at the start"
+    settings = run["settings"]
+    on = [r["median_step_s"] for r in settings["fast-paths on"]]
+    steps = lambda name: " / ".join(f"{r['median_step_s']:.1f}" for r in settings[name])  # noqa: E731
+    rows = [["every layer on", steps("fast-paths on") + " s", "", "", ""]]
+    verdicts = {}
+    for layer in run["ablation"]:
+        name = f"without {layer}"
+        gains = [r["median_step_s"] - o for r, o in zip(settings[name], on, strict=True)]
+        verdict = "earns its place" if min(gains) > 0 else "inside the noise"
+        verdicts[layer] = "slower with it" if max(gains) < 0 else verdict
+        assert verdicts[layer] == run["ablation"][layer]["verdict"]
+        rows.append([f"without `{layer}`", steps(name) + " s",
+                     " / ".join(signed(g, "") for g in gains) + " s",
+                     signed(median(gains), " s"), verdicts[layer]])  # fmt: skip
+    _, table = page.table(path)
+    assert table == rows
+    assert verdicts == {
+        "onednn_prepack": "earns its place",
+        "reserved_kv_cache": "earns its place",
+        "lora_input_casts": "inside the noise",
+    }
+    from trl_env.trl.fast import LAYERS
+
+    assert "lora_input_casts" not in LAYERS  # the verdict acted on
+    yield f"Every layer on: {median(on):.1f} s per step"
+    yield f'"every layer on" medians was {run["noise_s"]:.1f} s'
+    turns = {name: rs[0]["turns"] for name, rs in settings.items()}
+    assert all(len({r["turns"] for r in rs}) == 1 for rs in settings.values())
+    same = [n for n, t in turns.items() if t == turns["fast-paths on"] and n != "fast-paths on"]
+    assert same == ["without reserved_kv_cache", "without lora_input_casts"]
+    yield f"`lora_input_casts` played the same games as every layer on ({turns['fast-paths on']:.2f} turns a game)"
+
+    def spread(values: list[float]) -> str:
+        return f"{min(values):.1f}-{max(values):.1f}"
+
+    def component(name: str) -> list[float]:
+        return [r["generation_s"] for r in settings[name]]
+
+    cache = [w - o for w, o in zip(component("without reserved_kv_cache"),
+                                   component("fast-paths on"), strict=True)]  # fmt: skip
+    assert min(cache) > 0
+    yield f"generation took {spread(cache)} s longer in every round"
+    yield f"other games ({turns['without onednn_prepack']:.2f} turns a game)"
+    per_turn = lambda name: [r["generation_s"] / r["turns"] for r in settings[name]]  # noqa: E731
+    yield f"generation took {spread(per_turn('without onednn_prepack'))} s without it against"
+    yield f"{spread(per_turn('fast-paths on'))} s with every layer on"
+
+
+@checks(REAL_MODELS)
 def fast_path_ablation(page: Page) -> Iterator[str]:
     """Each fast path's share of a SmolLM2 step: ``grpo_step_ablation_amd_epyc.txt`` (its last
     line: the ``--ablate`` JSON); the gains and verdicts recomputed from the settings' medians."""

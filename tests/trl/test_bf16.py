@@ -13,7 +13,6 @@ import torch
 
 from trl_env.trl.fast._checks import bf16_autocast_active
 from trl_env.trl.fast._frozen_bf16 import FrozenBF16Weights
-from trl_env.trl.fast._lora_casts import lora_input_casts_refusal, skipped_lora_input_casts
 from trl_env.trl.models import build_tiny_model, load_model_and_tokenizer
 
 from .test_generation import make_generator
@@ -317,49 +316,6 @@ def test_clear_cache_drops_the_copies(lora_model) -> None:
     generator.clear_cache()
     with generator.frozen_bf16.swapped_in(model):
         assert layer.weight is not first
-
-
-def test_skipping_lora_input_casts_is_exact_under_autocast_with_checkpointing(lora_model) -> None:
-    """Same logits and gradients bitwise, through gradient checkpointing's recomputation."""
-    model, _ = lora_model
-    model.train()
-    with warnings.catch_warnings():
-        warnings.filterwarnings(
-            "ignore", message=r".*gradient.checkpointing", category=FutureWarning
-        )
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    model.enable_input_require_grads()
-    ids = torch.randint(5, 200, (3, 40))
-
-    def run() -> tuple[torch.Tensor, list[torch.Tensor]]:
-        model.zero_grad()
-        with bf16_autocast():
-            logits = model(input_ids=ids).logits.float()
-        logits.logsumexp(-1).mean().backward()
-        return logits.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
-
-    expected, expected_grads = run()
-    assert lora_input_casts_refusal(model) is None and lora_layers(model)
-    with skipped_lora_input_casts(model):  # peft's own switch, for the whole model
-        assert not any(layer.cast_input_dtype_enabled for layer in lora_layers(model))
-        got, grads = run()
-    assert all(layer.cast_input_dtype_enabled for layer in lora_layers(model))  # put back
-    assert torch.equal(got, expected)
-    assert len(grads) == len(expected_grads) > 0
-    assert all(torch.equal(a, b) for a, b in zip(grads, expected_grads, strict=True))
-
-
-def test_lora_input_casts_are_refused_where_the_base_weights_are_not_float32(lora_model) -> None:
-    """A bfloat16 base model's activations meet float32 adapters without autocast: peft's cast
-    is needed there, and peft's switch is for the whole model, so the layer refuses it."""
-    model, _ = lora_model
-    lora_layers(model)[0].get_base_layer().to(torch.bfloat16)
-    assert "not all float32" in lora_input_casts_refusal(model)
-
-
-def test_lora_input_casts_are_refused_where_a_dropout_would_see_bfloat16(tmp_path) -> None:
-    model, _ = tiny_lora(tmp_path, lora_dropout=0.05)
-    assert "dropout" in lora_input_casts_refusal(model)
 
 
 def cpu_has_onednn_bf16() -> bool:

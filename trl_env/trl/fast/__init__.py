@@ -16,7 +16,6 @@ layer                    replaces                                               
 ``reserved_kv_cache``    ``DynamicLayer``'s ``torch.cat`` growth per decode step    generation
 ``inverse_cdf_sampling`` ``torch.multinomial`` (another random stream)              generation
 ``shared_prefill``       one prefill per row of a group's shared prompt             generation
-``lora_input_casts``     peft's LoRA input casts that autocast undoes               training
 ``lora_addmm``           peft's ``lora.Linear.forward`` (adapter term in one addmm) training
 ``model_token_scoring``  TRL's labels and LM-head positions (env tokens skipped)    training
 ``unpadded_training``    the padded, masked training forward                        training

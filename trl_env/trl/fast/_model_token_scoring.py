@@ -5,8 +5,9 @@ tokens.
 called from ``_compute_loss``) and, for that forward only, TRL's choice to compact the labelled
 positions of its fused LM head on Triton devices alone (``trl.trainer.utils._use_triton``).
 **Gain**: the LM head (forward and backward) was a fifth of the training pass of a SmolLM2 LoRA
-step on a CPU (*ad hoc*); with ``lora_input_casts``, the training part went from 21.3 s to 14.1 s
-between two runs (``docs/real_models.md``).
+step on a CPU (*ad hoc*); with peft's LoRA input casts skipped (a layer since removed: inside
+the noise once ``lora_addmm`` was in), the training part went from 21.3 s to 14.1 s between two
+runs (``docs/real_models.md``).
 **Depends on**: the rollout's ``env_mask`` (TRL's ``tool_mask``) and text inputs without MoE
 auxiliary losses (otherwise TRL's forward runs); TRL's private ``_compute_loss``,
 ``_get_per_token_logps_and_entropies`` and ``trl.trainer.utils._use_triton`` at the tested TRL

@@ -45,7 +45,6 @@ GENERATION_LAYERS = (
 )
 """The layers the rollout's generator installs (each ``generate`` call, and only inside it)."""
 TRAINING_LAYERS = (
-    "lora_input_casts",
     "lora_addmm",
     "model_token_scoring",
     "unpadded_training",
@@ -53,10 +52,10 @@ TRAINING_LAYERS = (
 """The layers trl-env's trainer installs (for the duration of ``train()``)."""
 LAYERS = GENERATION_LAYERS + TRAINING_LAYERS
 """Every fast path, by name (see :mod:`trl_env.trl.fast`)."""
-BF16_LAYERS = ("frozen_bf16", "onednn_prepack", "lora_input_casts", "lora_addmm")
+BF16_LAYERS = ("frozen_bf16", "onednn_prepack", "lora_addmm")
 """The layers that change anything only under bfloat16 autocast on a CPU (a float32 run, as on a
 CPU without bf16 units, leaves them idle): the bf16 weight copies and their oneDNN packing, and
-the LoRA casts and fused additions that work on bf16 inputs."""
+the fused LoRA additions that work on bf16 inputs."""
 FLOAT32_LAYERS = ("merged_lora",)
 """The layers that change anything only without autocast (a float32 generation on a CPU): under
 bf16 autocast ``frozen_bf16`` does their work, so a bf16 run leaves them idle."""
@@ -96,7 +95,6 @@ class FastPaths:
     reserved_kv_cache: bool = True
     inverse_cdf_sampling: bool = True
     shared_prefill: bool = True
-    lora_input_casts: bool = True
     lora_addmm: bool = True
     model_token_scoring: bool = True
     unpadded_training: bool = True

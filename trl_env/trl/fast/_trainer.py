@@ -6,9 +6,8 @@ is one). It takes the one ``fast_paths`` argument, resolves it on the trainer's 
 every layer's library versions and preconditions when the trainer is made (a refusal warns once
 and leaves that layer off), and
 
-* for ``train()``, installs the layers that change the model (``lora_input_casts``,
-  ``lora_addmm``) and removes them when it returns or raises: afterwards the model holds no
-  patched forward and no changed setting, so ``copy.deepcopy`` and ``pickle`` see peft's and
+* for ``train()``, installs the layer that changes the model (``lora_addmm``) and removes it
+  when ``train()`` returns or raises: afterwards the model holds no patched forward, so ``copy.deepcopy`` and ``pickle`` see peft's and
   transformers' own modules;
 * runs its training forward (``_compute_loss``) with ``model_token_scoring`` and
   ``unpadded_training`` where they are on, and as TRL's otherwise;
@@ -46,11 +45,8 @@ def training_device_type(trainer: Any) -> str:
 def _training_refusal(layer: str, model: Any, bf16: bool, device_type: str) -> str | None:
     """Why ``layer`` cannot serve this model exactly; ``""`` where it does not apply (silent)."""
     from trl_env.trl.fast._lora_addmm import lora_addmm_refusal
-    from trl_env.trl.fast._lora_casts import lora_input_casts_refusal
     from trl_env.trl.fast._unpadded_training import unpadded_training_refusal
 
-    if layer == "lora_input_casts":
-        return lora_input_casts_refusal(model) if bf16 else ""
     if layer == "lora_addmm":
         return lora_addmm_refusal(model) if bf16 and device_type == "cpu" else ""
     if layer == "unpadded_training":
@@ -135,8 +131,8 @@ class FastPathsTrainer:
 
     @contextlib.contextmanager
     def fast_paths_installed(self) -> Iterator[None]:
-        """Inside: the layers that change the model (``lora_input_casts``, ``lora_addmm``) are
-        installed; on the way out they are removed, also after an error."""
+        """Inside: the layer that changes the model (``lora_addmm``) is installed; on the way
+        out it is removed, also after an error."""
         if self._installed is not None:  # nested (train() inside train()): already there
             yield
             return
@@ -165,10 +161,6 @@ class FastPathsTrainer:
 
     def _install(self, stack: contextlib.ExitStack) -> None:
         model = self.model  # type: ignore[attr-defined]
-        if self._training.lora_input_casts:
-            from trl_env.trl.fast._lora_casts import skipped_lora_input_casts
-
-            stack.enter_context(skipped_lora_input_casts(model))
         if self._training.lora_addmm:
             from trl_env.trl.fast._lora_addmm import fuse_lora_additions, unfuse_lora_additions
 

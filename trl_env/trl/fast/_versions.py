@@ -44,8 +44,6 @@ LAYER_LIBRARIES: dict[str, tuple[str, ...]] = {
     "inverse_cdf_sampling": ("transformers",),
     # the forward's cache keyword and position ids, as generate() derives them.
     "shared_prefill": ("transformers",),
-    # LoraLayer.cast_input_dtype_enabled (through peft.helpers.disable_input_dtype_casting).
-    "lora_input_casts": ("peft",),
     # peft's lora.Linear.forward, replaced on the instance.
     "lora_addmm": ("peft", "torch"),
     # GRPOTrainer._compute_loss, _get_per_token_logps_and_entropies, trl.trainer.utils._use_triton.
