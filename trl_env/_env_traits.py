@@ -57,6 +57,8 @@ class EnvTraits:
             policy (unknown).
         mean_observation_chars: Mean length of the observations in characters (an episode's
             token budget holds them too).
+        takes_partial_credit: Whether the env takes a ``partial_credit`` kwarg (the catalogue
+            games' shaped reward: a step that brings the goal closer earns a share of it).
     """
 
     env_id: str
@@ -67,6 +69,7 @@ class EnvTraits:
     multi_turn: bool
     step_rewards: bool
     mean_observation_chars: float
+    takes_partial_credit: bool = False
 
 
 def env_traits(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> EnvTraits:
@@ -91,13 +94,15 @@ def _env_traits(env_id: str, kwargs_json: str) -> EnvTraits:
     check_text_env(env_id, kwargs, argument="env_kwargs")
     spec = gym.spec(env_id)
     turn_limit = spec.max_episode_steps
+    shaped = _takes_partial_credit(spec)
     env = gym.make(env_id, **kwargs)
     try:
         random_policy, oracle = has_random_action(env), has_oracle(env)
     finally:
         env.close()
     if not random_policy:
-        return EnvTraits(env_id, turn_limit, False, oracle, None, (turn_limit or 2) > 1, False, 0.0)
+        multi_turn = (turn_limit or 2) > 1
+        return EnvTraits(env_id, turn_limit, False, oracle, None, multi_turn, False, 0.0, shaped)
     envs = [gym.make(env_id, **kwargs) for _ in range(PROBE_EPISODES)]
     episodes = [Episode(Task(env_id, seed)) for seed in range(PROBE_EPISODES)]
     try:
@@ -121,7 +126,23 @@ def _env_traits(env_id: str, kwargs_json: str) -> EnvTraits:
         multi_turn=mean_turns >= _MULTI_TURN_AT,
         step_rewards=any(_has_step_reward(e) for e in episodes),
         mean_observation_chars=sum(observations) / max(1, len(observations)),
+        takes_partial_credit=shaped,
     )
+
+
+def _takes_partial_credit(spec: Any) -> bool:
+    """Whether the env's entry point takes a ``partial_credit`` keyword argument."""
+    import inspect
+
+    from gymnasium.envs.registration import load_env_creator
+
+    creator = spec.entry_point
+    try:
+        creator = load_env_creator(creator) if isinstance(creator, str) else creator
+        parameters = inspect.signature(creator).parameters
+    except (TypeError, ValueError, ImportError, AttributeError):
+        return False
+    return "partial_credit" in parameters
 
 
 def _has_step_reward(episode: Any) -> bool:

@@ -162,6 +162,7 @@ def test_env_traits_tell_multi_turn_games_and_step_rewards() -> None:
     one_turn = env_traits("TextLargestNumber-v0")
     assert not one_turn.multi_turn and one_turn.mean_turns == 1.0
     assert env_traits("TextSudoku-v0").step_rewards  # each right digit scores
+    assert hangman.takes_partial_credit and not env_traits("TextTicTacToe-v0").takes_partial_credit
 
 
 def test_real_model_cpu_defaults_fit_a_multi_turn_game(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,12 +171,27 @@ def test_real_model_cpu_defaults_fit_a_multi_turn_game(monkeypatch: pytest.Monke
     # 16 turns of the 16-token replies and the env's observations fit (256 held 3 turns).
     assert hangman.max_new_tokens_per_turn == 16
     assert hangman.max_completion_length == 1024  # the CPU cap: 16 turns would need ~1,070
-    assert hangman.warm_start == "random" and hangman.credit == "episode"
+    assert hangman.warm_start == "random" and hangman.credit == "turn" and hangman.gamma == 0
+    # A win-only game that takes partial credit trains on it (each guess judged by its own).
+    assert hangman.partial_credit == 0.5 and hangman.env_kwargs == {"partial_credit": 0.5}
     assert hangman.per_device_train_batch_size == 16 and hangman.epsilon_high == 0.28
     shaped = TrainConfig(
         ["TextHangman-v0"], model="m.gguf", env_kwargs={"partial_credit": 0.5}
     ).resolved()
-    assert shaped.credit == "turn"
+    assert shaped.credit == "turn" and shaped.gamma == 1 and shaped.partial_credit is None
+    win_only = TrainConfig(["TextHangman-v0"], model="m.gguf", partial_credit=0).resolved()
+    assert win_only.credit == "episode" and win_only.gamma == 1
+    assert win_only.env_kwargs == {"partial_credit": 0.0}
+    episode = TrainConfig(["TextHangman-v0"], model="m.gguf", credit="episode").resolved()
+    assert episode.gamma == 1 and episode.partial_credit == 0.5  # the discount needs turn credit
+    two_player = TrainConfig(["TextTicTacToe-v0"], model="m.gguf").resolved()
+    assert two_player.partial_credit is None and two_player.env_kwargs == {}
+    with pytest.raises(ValueError, match="TextTicTacToe-v0 takes no partial_credit"):
+        TrainConfig(["TextTicTacToe-v0"], model="m.gguf", partial_credit=0.5).resolved()
+    with pytest.raises(ValueError, match="differ: give one of them"):
+        TrainConfig(
+            ["TextHangman-v0"], model="m.gguf", partial_credit=0.5, env_kwargs={"partial_credit": 1}
+        ).resolved()
     one_turn = TrainConfig(["TextLargestNumber-v0"], model="m.gguf").resolved()
     assert one_turn.max_completion_length == 256 and one_turn.warm_start == "none"
     assert one_turn.credit == "episode" and one_turn.epsilon_high is None

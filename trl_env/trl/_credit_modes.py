@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from numbers import Real
+from typing import Any
 
-__all__ = ["CREDITS", "check_credit"]
+__all__ = ["CREDITS", "check_credit", "gamma_field", "partial_credit_field"]
 
 CREDITS = ("episode", "turn", "step-group")
 """The credit-assignment modes: ``"episode"`` (GRPO: one advantage per episode), ``"turn"`` (each
@@ -43,3 +45,24 @@ def check_credit(credit: str, gamma: float) -> None:
             f"gamma={gamma} has no effect with credit='episode' (one advantage per episode): "
             "set credit='turn' (or 'step-group') to discount per turn, or leave gamma at 1.0"
         )
+
+
+def gamma_field() -> Any:
+    """``TrainConfig.gamma`` (``--gamma``): ``None`` is decided by the run's defaults."""
+    help = (
+        "Discount of later step rewards in a turn's return-to-go, in [0, 1] (--credit turn "
+        "only). Default 1.0; 0 where the run turns on the env's partial credit by default."
+    )
+    return dataclasses.field(default=None, metadata={"help": help})
+
+
+def partial_credit_field() -> Any:
+    """``TrainConfig.partial_credit`` (``--partial-credit``): the env's shaped reward."""
+    help = (
+        "Train on the env's shaped reward: its partial_credit kwarg (the catalogue's games: a "
+        "step that brings the goal closer earns a share of it; success is unchanged). Default: "
+        "0.5 for a real model on a CPU on a multi-turn env that takes it and gives no reward "
+        "before the end (a win-only reward gives a near-random policy almost no signal in an "
+        "hour of CPU steps; see docs/multiturn.md), with --gamma 0; else the env's own (0)."
+    )
+    return dataclasses.field(default=None, metadata={"help": help, "metavar": "X"})

@@ -21,10 +21,10 @@ from trl_env._configs import (
     seed_field,
     system_prompt_field,
 )
-from trl_env.trl._credit_modes import CREDITS, check_credit
+from trl_env.trl._credit_modes import CREDITS, check_credit, gamma_field, partial_credit_field
 from trl_env.trl._seat_settings import check_seat_settings, opponent_field, self_play_field
 from trl_env.trl.fast._switch import check_fast_paths, fast_paths_field
-from trl_env.trl.training._defaults import run_defaults
+from trl_env.trl.training._defaults import run_defaults, with_partial_credit
 from trl_env.trl.training._passes import batch_settings, check_groups
 
 __all__ = ["AUTO", "EVAL_SEED", "SAVE_ROLLOUTS_UP_TO", "TrainConfig"]
@@ -176,13 +176,8 @@ class TrainConfig:
             choices=list(CREDITS),
         ),
     )
-    gamma: float = field(
-        default=1.0,
-        metadata=_help(
-            "Discount of later step rewards in a turn's return-to-go, in [0, 1] "
-            "(--credit turn only)."
-        ),
-    )
+    gamma: float | None = gamma_field()
+    partial_credit: float | None = partial_credit_field()
     self_play: bool = self_play_field()
     opponent: str | None = opponent_field()
     opponent_pool_size: int = field(
@@ -368,7 +363,7 @@ class TrainConfig:
             raise ValueError(f"beta must be >= 0, got {self.beta}")
         if self.epsilon_high is not None and not 0 < self.epsilon_high < math.inf:
             raise ValueError(f"epsilon_high must be > 0 (like 0.28), got {self.epsilon_high}")
-        check_credit(self.credit or "turn", self.gamma)  # None: decided in resolved()
+        check_credit(self.credit or "turn", 1.0 if self.gamma is None else self.gamma)
         if self.minutes is not None and not (math.isfinite(self.minutes) and self.minutes >= 0):
             raise ValueError(f"minutes must be a number >= 0 (0: no budget), got {self.minutes}")
         if self.minutes == 0:
@@ -404,7 +399,7 @@ class TrainConfig:
             tiny_model=self.uses_tiny_model,
             lora=self.lora,
             env_ids=self.env_ids,
-            env_kwargs=self.env_kwargs,
+            env_kwargs=with_partial_credit(self.env_ids, self.env_kwargs, self.partial_credit),
             max_new_tokens_per_turn=self.max_new_tokens_per_turn,
             max_turns=self.max_turns,
             budget_in_minutes=self.minutes is not None and self.max_steps is None,
@@ -413,6 +408,11 @@ class TrainConfig:
         for name, default in defaults.items():
             if values[name] is (AUTO if name == "system_prompt" else None):
                 values[name] = default
+        values["env_kwargs"] = with_partial_credit(
+            self.env_ids, self.env_kwargs, values["partial_credit"]
+        )
+        if self.credit == "episode" and self.gamma is None:
+            values["gamma"] = 1.0  # a default discount only goes with the default (turn) credit
         if self.warm_start_steps is None and values["warm_start"] != "none":
             values["warm_start_steps"] = 0  # demos teach the format: no format-only SFT first
         if self.credit is None and values["gamma"] != 1:
