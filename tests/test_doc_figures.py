@@ -1450,6 +1450,15 @@ def cli_figures(page: Page) -> Iterator[str]:
     )
     gains = sorted(float(u) / float(m) for u, m in zip(unmerged, merged, strict=True))
     yield f"({min(ratios):.2f}x-{max(ratios):.2f}x faster than float32 and {gains[0]:.2f}x-{gains[-1]:.2f}x faster than the unmerged bf16 copies in two runs"
+    # The default partial credit's evidence: the recorded Hangman runs, by their gamma.
+    wins = {}
+    for name in ("hangman_immediate", "oneshot", "hangman"):
+        run = load(RESULTS + f"learning_multiturn_{name}/result.json")
+        assert run["env_kwargs"]["partial_credit"] == 0.5 and run["after"]["episodes"] == 256
+        wins[name] = (round(run["after"]["success_rate"] * 256), run["gamma"])
+    (a, ga), (b, gb), (c, gc) = wins.values()
+    assert ga == gb == 0 and gc == 1
+    yield f"with gamma 0 ({a}/256 and {b}/256 held-out wins; the same recipe with gamma 1 won {c}/256)"
     # Perfect play against itself draws every game: a score of 0.5, its interval recomputed.
     low, high = wilson_interval(20, 40)
     yield f"score 0.500, interval [{low:.3f}, {high:.3f}] over 40 games"

@@ -14,6 +14,7 @@ pytest.importorskip("trl")
 import torch
 import yaml
 
+from trl_env._configs import config_to_yaml
 from trl_env._env_traits import env_traits
 from trl_env._machine import SPEED_FLAGS, cpu_summary, machine_record
 from trl_env.cli import build_parser, main, parse_command_line
@@ -55,7 +56,10 @@ def test_unknown_recipe_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> 
     assert "did you mean 'multiturn-hangman'" in err and "--recipe list" in err
 
 
-def test_recipe_settings_are_defaults_that_flags_and_config_override(tmp_path: Path) -> None:
+def test_recipe_settings_are_defaults_that_flags_and_config_override(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(defaults_module, "_has_gpu", lambda: False)
     recipe = load_recipe("multiturn-hangman")
     config = parsed(["--recipe", "multiturn-hangman", "--model", "m.gguf"])
     assert config.recipe == "multiturn-hangman"
@@ -69,6 +73,15 @@ def test_recipe_settings_are_defaults_that_flags_and_config_override(tmp_path: P
     file.write_text(yaml.safe_dump({"max_turns": 9, "lora_r": 4}))
     config = parsed(["--recipe", "multiturn-hangman", "--config", str(file), "--lora-r", "8"])
     assert config.max_turns == 9 and config.lora_r == 8 and config.warm_start == "random"
+    # --partial-credit beats the recipe's env_kwargs (and a run's config.yaml feeds back as it is).
+    config = parsed(["--recipe", "multiturn-hangman", "--model", "m.gguf", "--partial-credit", "0"])
+    assert config.partial_credit == 0
+    assert config.resolved().env_kwargs == {"lives": 8, "partial_credit": 0.0}
+    again = tmp_path / "again.yaml"
+    again.write_text(config_to_yaml(parsed(["TextHangman-v0", "--model", "m.gguf"]).resolved()))
+    resolved = parsed(["--config", str(again)]).resolved()
+    assert (resolved.partial_credit, resolved.gamma, resolved.credit) == (0.5, 0, "turn")
+    assert resolved.env_kwargs == {"partial_credit": 0.5}
 
 
 def test_a_recipe_may_not_set_the_machine(
@@ -182,16 +195,26 @@ def test_real_model_cpu_defaults_fit_a_multi_turn_game(monkeypatch: pytest.Monke
     win_only = TrainConfig(["TextHangman-v0"], model="m.gguf", partial_credit=0).resolved()
     assert win_only.credit == "episode" and win_only.gamma == 1
     assert win_only.env_kwargs == {"partial_credit": 0.0}
-    episode = TrainConfig(["TextHangman-v0"], model="m.gguf", credit="episode").resolved()
-    assert episode.gamma == 1 and episode.partial_credit == 0.5  # the discount needs turn credit
+    given = TrainConfig(["TextHangman-v0"], model="m.gguf", partial_credit=0.3).resolved()
+    assert (given.credit, given.gamma, given.env_kwargs) == ("turn", 0, {"partial_credit": 0.3})
+    # The setting overrides env_kwargs' (a recipe's, a --config file's): a flag wins.
+    over = TrainConfig(
+        ["TextHangman-v0"], model="m.gguf", partial_credit=0.3, env_kwargs={"partial_credit": 1}
+    ).resolved()
+    assert over.env_kwargs == {"partial_credit": 0.3}
+    # A run that chooses its credit or gamma (an older run's config.yaml does) trains on the
+    # env's own reward, as before.
+    for chosen in ({"credit": "episode"}, {"credit": "episode", "gamma": 1.0}, {"gamma": 1.0}):
+        plain = TrainConfig(["TextHangman-v0"], model="m.gguf", **chosen).resolved()
+        assert plain.credit == "episode" and plain.gamma == 1
+        assert plain.partial_credit is None and plain.env_kwargs == {}
     two_player = TrainConfig(["TextTicTacToe-v0"], model="m.gguf").resolved()
     assert two_player.partial_credit is None and two_player.env_kwargs == {}
     with pytest.raises(ValueError, match="TextTicTacToe-v0 takes no partial_credit"):
         TrainConfig(["TextTicTacToe-v0"], model="m.gguf", partial_credit=0.5).resolved()
-    with pytest.raises(ValueError, match="differ: give one of them"):
-        TrainConfig(
-            ["TextHangman-v0"], model="m.gguf", partial_credit=0.5, env_kwargs={"partial_credit": 1}
-        ).resolved()
+    for bad in (-1, "0.5", True, float("nan")):
+        with pytest.raises(ValueError, match="partial_credit must be a number >= 0"):
+            TrainConfig(["TextHangman-v0"], partial_credit=bad)
     one_turn = TrainConfig(["TextLargestNumber-v0"], model="m.gguf").resolved()
     assert one_turn.max_completion_length == 256 and one_turn.warm_start == "none"
     assert one_turn.credit == "episode" and one_turn.epsilon_high is None

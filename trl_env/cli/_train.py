@@ -36,7 +36,9 @@ examples:
 A real model on a CPU on a multi-turn env (one whose random policy takes 2+ turns) gets, from
 the recorded Hangman recipe, its warm start on 64 of the env's random demos (it teaches the
 reply format), two groups of 8 a step and clip-higher 0.28; and an episode budget that holds 16
-turns, 16 tokens per reply, and turn credit where steps give rewards before the end. bf16 is on
+turns, 16 tokens per reply, and turn credit where steps give rewards before the end. On a
+win-only game that takes a partial_credit (Hangman, Wordle, ...) it trains on partial credit 0.5
+with turn credit at gamma 0 (success stays the env's; --partial-credit 0 turns it off). bf16 is on
 only where the CPU has bf16 units (AMX/AVX-512 bf16): elsewhere it is emulated and slower.
 
 The run folder holds config.yaml (every resolved setting: `--config` takes it back),

@@ -1,8 +1,8 @@
 """bfloat16 on CPUs: whether it pays here (:func:`default_bf16`, the default of ``trl-env train``
 and ``trl-env sft`` for a real model).
 
-The bfloat16 fast paths of generation and training (frozen bfloat16 weight copies, LoRA layers
-without redundant casts) live in :mod:`trl_env.trl.fast`.
+The bfloat16 fast paths of generation and training (frozen bfloat16 weight copies, LoRA
+additions fused into one addmm) live in :mod:`trl_env.trl.fast`.
 """
 
 from __future__ import annotations

@@ -171,8 +171,8 @@ class TrainConfig:
             "'step-group' (turn credit plus GiGPO's step-level term: turns of a group that saw "
             "the same observation are also compared with each other). "
             "Default: 'turn' for a real model on a CPU on a multi-turn env whose steps give rewards "
-            "before the end (read by playing a few episodes of its random policy), else "
-            "'episode'.",
+            "before the end (read by playing a few episodes of its random policy) or where the "
+            "run turns on partial credit (--partial-credit), else 'episode'.",
             choices=list(CREDITS),
         ),
     )
@@ -363,7 +363,7 @@ class TrainConfig:
             raise ValueError(f"beta must be >= 0, got {self.beta}")
         if self.epsilon_high is not None and not 0 < self.epsilon_high < math.inf:
             raise ValueError(f"epsilon_high must be > 0 (like 0.28), got {self.epsilon_high}")
-        check_credit(self.credit or "turn", 1.0 if self.gamma is None else self.gamma)
+        check_credit(self.credit or "turn", self.gamma, self.partial_credit)  # None: the run's
         if self.minutes is not None and not (math.isfinite(self.minutes) and self.minutes >= 0):
             raise ValueError(f"minutes must be a number >= 0 (0: no budget), got {self.minutes}")
         if self.minutes == 0:
@@ -399,20 +399,19 @@ class TrainConfig:
             tiny_model=self.uses_tiny_model,
             lora=self.lora,
             env_ids=self.env_ids,
-            env_kwargs=with_partial_credit(self.env_ids, self.env_kwargs, self.partial_credit),
+            env_kwargs=self.env_kwargs,
             max_new_tokens_per_turn=self.max_new_tokens_per_turn,
             max_turns=self.max_turns,
             budget_in_minutes=self.minutes is not None and self.max_steps is None,
+            partial_credit=self.partial_credit,
+            credit_chosen=self.credit is not None or self.gamma is not None,
         )
         values = asdict(self)
         for name, default in defaults.items():
             if values[name] is (AUTO if name == "system_prompt" else None):
                 values[name] = default
-        values["env_kwargs"] = with_partial_credit(
-            self.env_ids, self.env_kwargs, values["partial_credit"]
-        )
-        if self.credit == "episode" and self.gamma is None:
-            values["gamma"] = 1.0  # a default discount only goes with the default (turn) credit
+        kwargs = with_partial_credit(self.env_ids, self.env_kwargs, values["partial_credit"])
+        values["env_kwargs"] = kwargs
         if self.warm_start_steps is None and values["warm_start"] != "none":
             values["warm_start_steps"] = 0  # demos teach the format: no format-only SFT first
         if self.credit is None and values["gamma"] != 1:

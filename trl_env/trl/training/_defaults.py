@@ -61,17 +61,18 @@ _MULTI_TURN_CPU_DEFAULTS: dict[str, Any] = {
 }
 """A real model without a GPU on a multi-turn env: the batch and clip of the recorded Hangman
 recipe that learned (groups of 8, two groups a step, clip-higher 0.28; ``benchmarks/results/
-learning_multiturn_oneshot``; that recipe also set 8 lives, partial credit, gamma 0 and 8 tokens
-per reply, which are the game's and the recipe's, not defaults). Replies of the catalogue's games
-(``[e]``, ``[crane]``) fit in 16 tokens."""
+learning_multiturn_oneshot``; its partial credit and gamma 0 are defaults on win-only games,
+:data:`SHAPED_PARTIAL_CREDIT`; its 8 lives and 8 tokens per reply are the recipe's). Replies of
+the catalogue's games (``[e]``, ``[crane]``) fit in 16 tokens."""
 
 SHAPED_PARTIAL_CREDIT = 0.5
 """The ``partial_credit`` a real model on a CPU trains with on a multi-turn env that takes one and
-gives no reward before the end (its success is unchanged: a win is a win). Hangman's win-only
-reward gave a near-random policy almost no signal: in 256 held-out games the random policy wins
-4; the recorded runs that learned Hangman trained on partial credit 0.5 with each turn judged by
-its own reward (gamma 0: 30/256 and 38/256 held-out wins), and the same recipe with gamma 1 won
-3/256 (docs/multiturn.md, attempts 5 and 6)."""
+gives no reward before the end, unless the run chooses its credit, gamma or partial credit
+(success is unchanged: a win is a win). With a win-only reward a near-random policy rarely wins,
+so GRPO's groups carry almost no signal in the steps an hour holds on a CPU. The evidence is
+Hangman's (8 lives, docs/multiturn.md): the recorded runs that learned it trained on partial
+credit 0.5 with each turn judged by its own reward (gamma 0: 30/256 and 38/256 held-out wins),
+and the same recipe with gamma 1 won 3/256; gamma 0 was not measured on the other games."""
 
 _EPISODE_BUDGET_TURNS = 16
 """Model turns an episode's default token budget holds on a CPU (Hangman with 6 lives needs at
@@ -117,14 +118,17 @@ def multi_turn_defaults(
     env_kwargs: Mapping[str, Any],
     max_new_tokens_per_turn: int | None,
     max_turns: int | None = None,
+    partial_credit: float | None = None,
+    credit_chosen: bool = False,
 ) -> dict[str, Any]:
     """The CPU defaults of a real model that depend on the envs' traits (empty for one-turn envs).
 
     Read from :func:`trl_env._env_traits.env_traits` (a few seeded episodes of each env's random
     policy): the episode budget fits 16 turns of the longest game; turn credit where steps give
-    rewards before the end, and where none do but every env takes a ``partial_credit``, that
-    shaped reward (:data:`SHAPED_PARTIAL_CREDIT`) with each turn judged by its own reward
-    (gamma 0); a warm start on the env's random demos where every env has a random policy.
+    rewards before the end; where none do but every env takes a ``partial_credit`` and the run
+    chose neither its credit nor gamma (``credit_chosen``), that shaped reward
+    (``partial_credit``, else :data:`SHAPED_PARTIAL_CREDIT`) with turn credit at gamma 0; a warm
+    start on the env's random demos where every env has a random policy.
     """
     from trl_env._env_traits import env_traits
 
@@ -139,11 +143,17 @@ def multi_turn_defaults(
         "max_new_tokens_per_turn", _CPU_MODEL_DEFAULTS["max_new_tokens_per_turn"]
     )
     defaults["max_completion_length"] = _episode_budget(traits, tokens, max_turns)
-    if any(trait.step_rewards for trait in traits):
-        defaults["credit"] = "turn"
-    elif "partial_credit" not in env_kwargs and all(t.takes_partial_credit for t in traits):
+    step_rewards = any(trait.step_rewards for trait in traits)
+    shapeable = not step_rewards and "partial_credit" not in env_kwargs
+    shapeable = shapeable and all(trait.takes_partial_credit for trait in traits)
+    if shapeable and not credit_chosen:
         # Train on the env's shaped reward, each guess judged by its own (see the constant).
-        defaults.update(partial_credit=SHAPED_PARTIAL_CREDIT, credit="turn", gamma=0.0)
+        shaped = SHAPED_PARTIAL_CREDIT if partial_credit is None else partial_credit
+        defaults["partial_credit"] = shaped
+        if shaped > 0:
+            defaults.update(credit="turn", gamma=0.0)
+    elif step_rewards or (shapeable and (partial_credit or 0) > 0):
+        defaults["credit"] = "turn"
     if all(trait.has_random_policy for trait in traits):
         defaults["warm_start"] = "random"
     return defaults
@@ -158,6 +168,8 @@ def run_defaults(
     max_new_tokens_per_turn: int | None = None,
     max_turns: int | None = None,
     budget_in_minutes: bool = False,
+    partial_credit: float | None = None,
+    credit_chosen: bool = False,
 ) -> dict[str, Any]:
     """The value of each defaulted ``TrainConfig`` field for this model kind, envs and machine.
 
@@ -170,6 +182,8 @@ def run_defaults(
         max_new_tokens_per_turn: The run's, if given (the episode budget is sized from it).
         max_turns: The run's turn limit, if given (likewise).
         budget_in_minutes: ``--minutes`` without ``--max-steps``: the clock ends the run.
+        partial_credit: The run's ``partial_credit``, if given.
+        credit_chosen: The run gives its ``credit`` or ``gamma`` (no partial credit by default).
 
     Example:
         >>> run_defaults(tiny_model=True, lora=False)["learning_rate"]
@@ -180,21 +194,29 @@ def run_defaults(
         defaults = {**_TINY_DEFAULTS, "bf16": False, "credit": "episode", "warm_start": "none"}
         defaults["gamma"] = 1.0
     else:
-        defaults = _model_defaults(
-            lora, env_ids, env_kwargs or {}, max_new_tokens_per_turn, max_turns
-        )
+        defaults = _model_defaults()
+        if env_ids and not _has_gpu():
+            defaults.update(
+                multi_turn_defaults(
+                    env_ids,
+                    env_kwargs or {},
+                    max_new_tokens_per_turn,
+                    max_turns,
+                    partial_credit,
+                    credit_chosen,
+                )
+            )
+        if lora:
+            defaults["learning_rate"] = (
+                _LORA_LEARNING_RATE if _has_gpu() else _CPU_LORA_LEARNING_RATE
+            )
     if budget_in_minutes:
         defaults.update(max_steps=_BUDGET_STEPS, save_steps=_BUDGET_EVERY, eval_every=_BUDGET_EVERY)
     return defaults
 
 
-def _model_defaults(
-    lora: bool,
-    env_ids: Sequence[str],
-    env_kwargs: Mapping[str, Any],
-    max_new_tokens_per_turn: int | None,
-    max_turns: int | None,
-) -> dict[str, Any]:
+def _model_defaults() -> dict[str, Any]:
+    """A real model's defaults on this machine, before the envs' and LoRA's."""
     from trl_env.trl.models._bf16 import default_bf16
 
     on_cpu = not _has_gpu()
@@ -212,40 +234,27 @@ def _model_defaults(
         defaults.update(_CPU_MODEL_DEFAULTS)
         # The training passes of a CPU run (float32 or bf16: both measured faster in passes).
         defaults["micro_batch_size"] = CPU_MICRO_BATCH
-        if env_ids:
-            defaults.update(
-                multi_turn_defaults(env_ids, env_kwargs, max_new_tokens_per_turn, max_turns)
-            )
-    if lora:
-        defaults["learning_rate"] = _CPU_LORA_LEARNING_RATE if on_cpu else _LORA_LEARNING_RATE
     return defaults
 
 
 def with_partial_credit(
     env_ids: Sequence[str], env_kwargs: Mapping[str, Any], partial_credit: float | None
 ) -> dict[str, Any]:
-    """``env_kwargs`` with the run's ``partial_credit`` in it (as given where it is ``None``).
+    """``env_kwargs`` with the run's ``partial_credit`` in it (as given where it is ``None``): the
+    setting overrides a ``partial_credit`` in ``env_kwargs`` (a recipe's, a ``--config`` file's).
 
     Raises:
-        ValueError: An env that takes no ``partial_credit``, or ``env_kwargs`` that set another.
+        ValueError: An env that takes no ``partial_credit``.
 
     Example:
         >>> import trl_env
-        >>> with_partial_credit(["TextHangman-v0"], {"lives": 8}, 0.5)
+        >>> with_partial_credit(["TextHangman-v0"], {"lives": 8, "partial_credit": 0.2}, 0.5)
         {'lives': 8, 'partial_credit': 0.5}
     """
     from trl_env._env_traits import env_traits
 
     if partial_credit is None:
         return dict(env_kwargs)
-    if not (math.isfinite(partial_credit) and partial_credit >= 0):
-        raise ValueError(f"partial_credit must be a number >= 0, got {partial_credit}")
-    given = env_kwargs.get("partial_credit", partial_credit)
-    if given != partial_credit:
-        raise ValueError(
-            f"partial_credit {partial_credit:g} and env_kwargs' partial_credit {given:g} differ: "
-            "give one of them"
-        )
     others = {key: value for key, value in env_kwargs.items() if key != "partial_credit"}
     for env_id in dict.fromkeys(env_ids):
         if not env_traits(env_id, others).takes_partial_credit:
@@ -253,4 +262,4 @@ def with_partial_credit(
                 f"{env_id} takes no partial_credit (a catalogue game's shaped reward): drop "
                 "--partial-credit"
             )
-    return {**env_kwargs, "partial_credit": float(partial_credit)}
+    return {**others, "partial_credit": float(partial_credit)}

@@ -213,6 +213,7 @@ def _run_line(cfg: TrainConfig, checkpoint: str | None) -> str:
         + f", episode budget {cfg.max_completion_length} "
         f"tokens, credit {cfg.credit}"
         + (f" (gamma {cfg.gamma:g})" if cfg.credit != "episode" else "")
+        + (f", partial credit {cfg.partial_credit:g}" if cfg.partial_credit is not None else "")
         + (f", warm start {cfg.warm_start}" if cfg.warm_start != "none" else "")
         + (f", recipe {cfg.recipe}" if cfg.recipe else "")
         + f", bf16 {'on' if cfg.bf16 else 'off'}, fast paths {_fast_paths_summary(cfg)}; "
