@@ -14,6 +14,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from trl_env._machine import peak_rss_gb
+from trl_env._memory import release_freed_memory
 
 __all__ = ["CsvLog", "MetricsCallback", "Progress", "TimeBudget", "step_line"]
 
@@ -278,6 +279,11 @@ class MetricsCallback(TrainerCallback):
             tqdm.write(line)
         elif self.progress:
             print(line, file=sys.stderr, flush=True)
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        # The training pass's activations are freed: return their pages before the rollout's
+        # tensors of other sizes come (trl_env._memory).
+        release_freed_memory()
 
     def _watch_zero_variance(self, row: dict[str, Any]) -> None:
         """Warn once when nearly every group has had zero reward variance for a while."""
