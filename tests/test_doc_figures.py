@@ -476,15 +476,9 @@ def status_and_demos(page: Page) -> Iterator[str]:
     yield f"where a step of this size took {min(steps):.0f}-{max(steps):.0f} s (below)"
 
 
-@checks(MULTITURN)
-def recipe_through_the_product(page: Page) -> Iterator[str]:
-    """``--recipe multiturn-hangman`` run by ``real_model_learning.py`` through ``trl-env train`` and
-    ``trl-env eval`` (``learning_hangman_recipe_amx/``): the policy table from ``result.json``
-    with the Wilson intervals recomputed from the wins, the "above all three" and "do not
-    overlap" claims recomputed, and the step table from ``metrics.csv``."""
-    folder = RESULTS + "learning_hangman_recipe_amx/"
-    run = load(folder + "result.json")
-    assert "--recipe multiturn-hangman" in run["command"] and run["machine"]["bf16_units"]
+def policy_rows(run: dict[str, Any], page: Page, results: str) -> None:
+    """Asserts the policy table after ``results``' marker is ``run``'s four evaluations, each
+    interval recomputed from its wins."""
     names = {"before": "before", "random": "random", "warm start": "warm_start",
              "after GRPO": "after"}  # fmt: skip
     rows = []
@@ -495,13 +489,44 @@ def recipe_through_the_product(page: Page) -> Iterator[str]:
             block["success_ci_low"],
             block["success_ci_high"],
         )
-        cells_ = [f"{block['wins']}/{block['episodes']} = {block['success_rate']:.3f} "
-                  f"[{low:.3f}, {high:.3f}]", f"{block['mean_return']:.3f}",
-                  f"{block['invalid_action_rate']:.0%}", f"{block['mean_turns']:.2f}"]  # fmt: skip
-        rows.append([label, *cells_])
-    _, table = page.table(folder + "result.json")
+        rows.append([label, f"{block['wins']}/{block['episodes']} = {block['success_rate']:.3f} "
+                     f"[{low:.3f}, {high:.3f}]", f"{block['mean_return']:.3f}",
+                     f"{block['invalid_action_rate']:.0%}", f"{block['mean_turns']:.2f}"])  # fmt: skip
+    _, table = page.table(results)
     assert all(row[0].startswith(label) for row, (label, *_) in zip(table, rows, strict=True))
     assert [row[1:] for row in table] == [row[1:] for row in rows]
+
+
+def step_rows(page: Page, folder: str, spans: tuple[tuple[int, int], ...]) -> dict[str, Any]:
+    """Asserts the step table after ``folder``'s ``metrics.csv`` marker: means over each span of
+    the training batches, and the held-out wins of its last step; returns the parsed rows."""
+    metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
+    steps = [{k: float(v) for k, v in r.items() if v} for r in metrics if r.get("reward")]
+    held = {
+        int(r["step"]): float(r["eval_success_rate"]) for r in metrics if r["eval_success_rate"]
+    }
+    rows = []
+    for first, last in spans:
+        span = [r for r in steps if first <= r["step"] <= last]
+        avg = lambda key: mean(r[key] for r in span)  # noqa: E731, B023
+        rows.append([f"{first}-{last}", f"{avg('env/mean_return'):.3f}",
+                     f"{avg('env/invalid_action_rate'):.0%}", f"{avg('env/success_rate'):.1%}",
+                     f"{avg('step_time'):.1f}", f"{round(held[last] * 32)}/32"])  # fmt: skip
+    _, table = page.table(folder + "metrics.csv")
+    assert table == rows
+    return {"steps": steps, "held": held, "rows": rows}
+
+
+@checks(MULTITURN)
+def recipe_through_the_product(page: Page) -> Iterator[str]:
+    """``--recipe multiturn-hangman`` run by ``real_model_learning.py`` through ``trl-env train`` and
+    ``trl-env eval`` (``learning_hangman_recipe_amx/``): the policy table from ``result.json``
+    with the Wilson intervals recomputed from the wins, the "above all three" and "do not
+    overlap" claims recomputed, and the step table from ``metrics.csv``."""
+    folder = RESULTS + "learning_hangman_recipe_amx/"
+    run = load(folder + "result.json")
+    assert "--recipe multiturn-hangman" in run["command"] and run["machine"]["bf16_units"]
+    policy_rows(run, page, folder + "result.json")
     after = wilson_interval(run["after"]["wins"], 256)
     bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "random", "warm_start"))
     assert after[0] > bound
@@ -521,20 +546,8 @@ def recipe_through_the_product(page: Page) -> Iterator[str]:
     assert run["before"]["ended_by"] == {"token_budget": 256}
     yield f"attempt 6's ({recorded['before']['mean_turns']:.2f} turns, {recorded['before']['invalid_action_rate']:.0%} invalid)"
     yield f"after {run['before']['mean_turns']:.0f} turns (`ended_by`)"
-    metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
-    steps = [{k: float(v) for k, v in r.items() if v} for r in metrics if r.get("reward")]
-    held = {
-        int(r["step"]): float(r["eval_success_rate"]) for r in metrics if r["eval_success_rate"]
-    }
-    rows = []
-    for first, last in ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 56)):
-        span = [r for r in steps if first <= r["step"] <= last]
-        avg = lambda key: mean(r[key] for r in span)  # noqa: E731, B023
-        rows.append([f"{first}-{last}", f"{avg('env/mean_return'):.3f}",
-                     f"{avg('env/invalid_action_rate'):.0%}", f"{avg('env/success_rate'):.1%}",
-                     f"{avg('step_time'):.1f}", f"{round(held[last] * 32)}/32"])  # fmt: skip
-    _, table = page.table(folder + "metrics.csv")
-    assert table == rows
+    spans = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 56))
+    step_rows(page, folder, spans)
     oneshot = curve(RESULTS + "learning_multiturn_oneshot/curve.csv")
     yield f"(its steps 41-51: return {window(oneshot, 'mean_return', 41, 51):.3f}, {window(oneshot, 'success_rate', 41, 51):.1%} wins)"
 
@@ -614,22 +627,7 @@ def default_command_through_the_product(page: Page) -> Iterator[str]:
         "random",
     )
     assert (settings["max_new_tokens_per_turn"], settings["max_completion_length"]) == (16, 1024)
-    names = {"before": "before", "random": "random", "warm start": "warm_start",
-             "after GRPO": "after"}  # fmt: skip
-    rows = []
-    for label, key in names.items():
-        block = run[key]
-        low, high = wilson_interval(block["wins"], block["episodes"])
-        assert (round(low, 4), round(high, 4)) == (
-            block["success_ci_low"],
-            block["success_ci_high"],
-        )
-        rows.append([label, f"{block['wins']}/{block['episodes']} = {block['success_rate']:.3f} "
-                     f"[{low:.3f}, {high:.3f}]", f"{block['mean_return']:.3f}",
-                     f"{block['invalid_action_rate']:.0%}", f"{block['mean_turns']:.2f}"])  # fmt: skip
-    _, table = page.table(folder + "result.json")
-    assert all(row[0].startswith(label) for row, (label, *_) in zip(table, rows, strict=True))
-    assert [row[1:] for row in table] == [row[1:] for row in rows]
+    policy_rows(run, page, folder + "result.json")
     after = wilson_interval(run["after"]["wins"], 256)
     bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "random", "warm_start"))
     assert after[0] > bound
@@ -659,20 +657,9 @@ def default_command_through_the_product(page: Page) -> Iterator[str]:
     yield f"(it prints `{wins} of 256`):"
     budget = run["after"]["ended_by"]["token_budget"]
     yield f"{budget} of the trained model's 256 games ended at the 1024-token episode budget"
-    metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
-    steps = [{k: float(v) for k, v in r.items() if v} for r in metrics if r.get("reward")]
-    held = {
-        int(r["step"]): float(r["eval_success_rate"]) for r in metrics if r["eval_success_rate"]
-    }
-    rows = []
-    for first, last in ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 57)):
-        span = [r for r in steps if first <= r["step"] <= last]
-        avg = lambda key: mean(r[key] for r in span)  # noqa: E731, B023
-        rows.append([f"{first}-{last}", f"{avg('env/mean_return'):.3f}",
-                     f"{avg('env/invalid_action_rate'):.0%}", f"{avg('env/success_rate'):.1%}",
-                     f"{avg('step_time'):.1f}", f"{round(held[last] * 32)}/32"])  # fmt: skip
-    _, table = page.table(folder + "metrics.csv")
-    assert table == rows
+    spans = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 57))
+    parsed = step_rows(page, folder, spans)
+    steps, held, rows = parsed["steps"], parsed["held"], parsed["rows"]
     best = max(rows, key=lambda row: float(row[1]))
     assert best[0] == "31-40" and held[50] == held[57]
     yield f"rose to its best over steps {best[0]} and fell"

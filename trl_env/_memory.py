@@ -8,7 +8,9 @@ in a 55-minute SmolLM2 Hangman run the peak RSS crept from 6.2 GB to over 7 GB i
 the live data stayed near 2 GB (``/proc``: 5.4 GB resident in glibc's main heap).
 :func:`release_freed_memory` returns the free pages of the heap (glibc's ``malloc_trim(0)``), so
 each phase starts from what is live. ``trl-env train`` calls it after every rollout, every
-training step and every held-out eval (``TRL_ENV_MALLOC_TRIM=0`` turns it off, to measure it).
+training step and every held-out eval (``TRL_ENV_MALLOC_TRIM=0`` turns it off, to measure it):
+over 12 steps of that run's command, the peak fell from 7.85 to 6.72 GB and the wall time rose
+2.3% (``benchmarks/malloc_trim.py``; docs/multiturn.md).
 
 Example:
     >>> release_freed_memory() in (True, False)
