@@ -3,14 +3,14 @@
 A training run on a CPU alternates phases whose tensors have other sizes every time: a rollout's
 KV caches and bf16 weight copies, a training pass's activations, a held-out eval in float32.
 glibc's allocator keeps what a phase frees in its heap for reuse, but a later block of another
-size often fits none of the holes, so the heap grows and the process's resident memory with it:
-in a 55-minute SmolLM2 Hangman run the peak RSS crept from 6.2 GB to over 7 GB in 20 steps while
-the live data stayed near 2 GB (``/proc``: 5.4 GB resident in glibc's main heap).
-:func:`release_freed_memory` returns the free pages of the heap (glibc's ``malloc_trim(0)``), so
-each phase starts from what is live. ``trl-env train`` calls it after every rollout, every
-training step and every held-out eval (``TRL_ENV_MALLOC_TRIM=0`` turns it off, to measure it):
-over 12 steps of that run's command, the peak fell from 7.85 to 6.72 GB and the wall time rose
-2.3% (``benchmarks/malloc_trim.py``; docs/multiturn.md).
+size often fits none of the holes, so the heap, and the process's resident memory with it, grows
+(likely the cause of the peak RSS creeping up over a 55-minute SmolLM2 Hangman run, from 6.2 GB
+to 8.7 GB). :func:`release_freed_memory` returns the free pages of the heap (glibc's
+``malloc_trim(0)``), so each phase starts from what is live. ``trl-env train`` calls it after
+every rollout, every training step and every held-out eval (``TRL_ENV_MALLOC_TRIM=0`` in the
+environment before the run starts turns it off, to measure it): over 12 steps of that run's
+command, with a held-out eval at step 6, the peak fell from 7.85 to 6.72 GB, the median step rose
+5.4% and the wall time 2.3% (one pair of runs: ``benchmarks/malloc_trim.py``; docs/multiturn.md).
 
 Example:
     >>> release_freed_memory() in (True, False)

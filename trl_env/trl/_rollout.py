@@ -32,6 +32,7 @@ from trl_env._checks import check_task_source
 from trl_env._demos import DEFAULT_SYSTEM_PROMPT
 from trl_env._episode import Episode, Task
 from trl_env._head_to_head import check_two_player_envs, resolve_seat_policy
+from trl_env._memory import release_freed_memory
 from trl_env._model_options import ModelOptions
 from trl_env._stepping import make_stepper
 from trl_env.error import EnvErrorWarning, UsageError
@@ -165,6 +166,8 @@ class EnvRollout:
         self.generation_seconds = generator.seconds
         # Everything in the rollout that is not sampling: env resets and steps, tokenisation.
         self.env_seconds = time.perf_counter() - started - generator.seconds
+        # The freed caches' pages go back before the training step's blocks of other sizes come.
+        release_freed_memory()
         self.last_episodes = episodes
         self._seen_env_ids.update(task.env_id for task in tasks)
         if self.config.log_metrics:

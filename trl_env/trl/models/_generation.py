@@ -24,7 +24,6 @@ import torch
 from transformers import GenerationConfig, LogitsProcessorList
 from transformers.generation.utils import GenerateDecoderOnlyOutput
 
-from trl_env._memory import release_freed_memory
 from trl_env.trl.fast._generation import GenerationFastPaths
 from trl_env.trl.fast._switch import FastPaths
 from trl_env.trl.models._prefix_cache import PrefixCache, ReuseLayout
@@ -171,7 +170,6 @@ class TransformersGenerator:
         ones; call it after changing weights through ``.data``)."""
         self.prefix_cache.clear()
         self.fast.clear()
-        release_freed_memory()  # before the training step allocates blocks of other sizes
 
     @classmethod
     def from_trainer(cls, trainer: Any) -> TransformersGenerator:

@@ -38,6 +38,7 @@ from typing import Any
 from transformers import Trainer, TrainerCallback
 
 from trl_env._episode import Episode, Task
+from trl_env._memory import release_freed_memory
 from trl_env._summary import EnvSummary, add_samples, summarize
 from trl_env.error import UsageError
 from trl_env.trl.training._config import EVAL_SEED
@@ -308,6 +309,7 @@ class HeldOutEvalCallback(TrainerCallback):
                         max_completion_length=budget,
                     )  # fmt: skip
             generator.clear_cache()
+            release_freed_memory()  # the eval's float32 caches: the run's largest blocks
             played.append(episodes)
         return played[0], played[1] if self.samples else []
 
