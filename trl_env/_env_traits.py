@@ -84,7 +84,7 @@ def env_traits(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> EnvT
 
 @cache
 def _env_traits(env_id: str, kwargs_json: str) -> EnvTraits:
-    from trl_env._checks import check_text_env
+    from trl_env._checks import accepted_kwargs, check_text_env
     from trl_env._episode import Episode, Task
     from trl_env._play import run_episodes
     from trl_env._policies import RandomPolicy, has_oracle, has_random_action
@@ -94,7 +94,8 @@ def _env_traits(env_id: str, kwargs_json: str) -> EnvTraits:
     check_text_env(env_id, kwargs, argument="env_kwargs")
     spec = gym.spec(env_id)
     turn_limit = spec.max_episode_steps
-    shaped = _takes_partial_credit(spec)
+    # A named partial_credit parameter (an env taking any **kwargs is not assumed to have one).
+    shaped = "partial_credit" in (accepted_kwargs(env_id) or ())
     env = gym.make(env_id, **kwargs)
     try:
         random_policy, oracle = has_random_action(env), has_oracle(env)
@@ -128,21 +129,6 @@ def _env_traits(env_id: str, kwargs_json: str) -> EnvTraits:
         mean_observation_chars=sum(observations) / max(1, len(observations)),
         takes_partial_credit=shaped,
     )
-
-
-def _takes_partial_credit(spec: Any) -> bool:
-    """Whether the env's entry point takes a ``partial_credit`` keyword argument."""
-    import inspect
-
-    from gymnasium.envs.registration import load_env_creator
-
-    creator = spec.entry_point
-    try:
-        creator = load_env_creator(creator) if isinstance(creator, str) else creator
-        parameters = inspect.signature(creator).parameters
-    except (TypeError, ValueError, ImportError, AttributeError):
-        return False
-    return "partial_credit" in parameters
 
 
 def _has_step_reward(episode: Any) -> bool:
