@@ -675,6 +675,90 @@ def default_command_through_the_product(page: Page) -> Iterator[str]:
 
 
 @checks(MULTITURN)
+def default_command_second_game(page: Page) -> Iterator[str]:
+    """The default command on ``TextTicTacToePerfect-v0`` (``learning_tictactoe_perfect_default_amx/``):
+    the policy table with intervals recomputed, the "above all three" claim recomputed, the
+    resolved defaults from ``config.yaml``, the step table from ``metrics.csv``, and the distinct
+    games counted from the trained model's transcripts."""
+    folder = RESULTS + "learning_tictactoe_perfect_default_amx/"
+    run = load(folder + "result.json")
+    assert run["command"].startswith("trl-env train TextTicTacToePerfect-v0 --model ")
+    assert run["command"].endswith(
+        "--lora --minutes 55 --out /work/bench/s11/ttt/run --no-progress"
+    )
+    assert "--recipe" not in run["command"] and run["machine"]["bf16_units"]
+    settings = yaml.safe_load(text_of(folder + "config.yaml"))
+    assert settings["recipe"] is None and settings["env_kwargs"] == {} and settings["bf16"]
+    assert (settings["credit"], settings["warm_start"], settings["partial_credit"]) == (
+        "episode",
+        "random",
+        None,
+    )
+    assert settings["warm_start_episodes"] == 64 and settings["num_generations"] == 8
+    assert settings["per_device_train_batch_size"] == 2 * settings["num_generations"]
+    tokens, budget = settings["max_new_tokens_per_turn"], settings["max_completion_length"]
+    yield f"two groups of 8 a step, {tokens} tokens per reply and an episode budget of {budget} tokens"
+    random = run["random"]
+    yield f"the random policy draws {random['wins']} of the {random['episodes']} held-out games"
+    assert min(run[k]["mean_turns"] for k in ("random", "after")) >= 3
+    policy_rows(run, page, folder + "result.json")
+    after = wilson_interval(run["after"]["wins"], 256)
+    bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "random", "warm_start"))
+    assert after[0] > bound
+    yield f"in {run['after']['success_rate']:.0%} of the held-out games, and its interval"
+    yield f"lies above all three ({after[0]:.3f} > {bound:.3f})"
+    assert run["before"]["ended_by"] == run["warm_start"]["ended_by"] == {"truncated": 256}
+    yield "ran out its 10 turns on invalid replies"
+    yield f"({run['after']['invalid_action_rate']:.0%} of its turns: a cell already taken"
+    record = load(folder + "run.json")
+    assert record["steps"] == run["steps"] and record["stopped_by"] == "minutes"
+    assert run["wall_s"] <= 3600 and run["commit"] == "c54863b"
+    yield f"(load average {run['load_average_before']:.2f} at the"
+    yield (
+        f"{record['steps']} GRPO steps, the train command {minutes(record['wall_time_s'], 1)} "
+        f"minutes in all, peak RSS {record['peak_rss_gb']:.2f} GB"
+    )
+    games: dict[tuple[str, ...], bool] = {}
+    for line in text_of(folder + "eval_after/transcripts.jsonl").splitlines():
+        episode = json.loads(line)
+        moves = tuple(e.get("action") or e.get("text") for e in episode["transcript"])
+        games[moves] = episode["success"]
+    assert len(games) == 6 and sum(games.values()) == 4
+    yield "so the 256 games are only 6 distinct games"
+    sampled = load(folder + "eval_after_sampled/results.json")
+    assert sampled["episodes_per_env"] == 256 and sampled["seed"] == 10000
+    assert yaml.safe_load(text_of(folder + "eval_after_sampled/config.yaml"))["temperature"] == 1
+    draws = round(sampled["envs"]["TextTicTacToePerfect-v0"]["success_rate"] * 256)
+    assert draws == run["after"]["wins"]
+    outcomes = {
+        sample: [
+            json.loads(line)["success"]
+            for line in text_of(f"{folder}{sample}/transcripts.jsonl").splitlines()
+        ]
+        for sample in ("eval_after", "eval_after_sampled")
+    }
+    assert outcomes["eval_after"] == outcomes["eval_after_sampled"]  # seed by seed
+    yield f"draws the same {draws}/256 games"
+    entropy = [
+        float(r["entropy"])
+        for r in csv.DictReader(io.StringIO(text_of(folder + "metrics.csv")))
+        if r["entropy"]
+    ]
+    yield f"fell from {mean(entropy[:10]):.2f} over the first 10 steps to {mean(entropy[-10:]):.3f} over the last 10"
+    spans = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 60), (61, 70), (71, 80))
+    spans += ((81, 90), (91, 100), (101, 103))
+    parsed = step_rows(page, folder, spans)
+    steps, held = parsed["steps"], parsed["held"]
+    yield "(32 seeds, greedy, every 10 steps)"
+    assert held[40] == held[103] == max(held.values()) and held[30] < held[40]
+    yield f"reached {round(held[40] * 32)}/32 by step 40"
+    first = mean(r["step_time"] for r in steps if r["step"] <= 10)
+    late = mean(r["step_time"] for r in steps if r["step"] > 60)
+    assert 23 < late < 27
+    yield f"({first:.1f} s to about 25 s), which is why {record['steps']} steps fit where Hangman's 57 did"
+
+
+@checks(MULTITURN)
 def malloc_trim(page: Page) -> Iterator[str]:
     """``benchmarks/malloc_trim.py``'s two runs (``malloc_trim_amx/result.txt``, its last line):
     the table from each run's per-step peaks and median step, the gain and cost recomputed."""

@@ -250,7 +250,24 @@ def test_readme_real_model_figures_match_results() -> None:
     ) in text
     assert record["machine"]["bf16_units"] and "amx_bf16" in record["machine"]["cpu_flags"]
     assert f"random policy's {fraction(default['random'])}; one run, end to end" in text
+    # The second game by the same command (TextTicTacToePerfect-v0: a draw is the success).
+    second = load("benchmarks/results/learning_tictactoe_perfect_default_amx/result.json")
+    second_run = load("benchmarks/results/learning_tictactoe_perfect_default_amx/run.json")
+    assert "--recipe" not in second["command"] and second_run["stopped_by"] == "minutes"
+    for key in ("before", "warm_start", "random"):
+        assert interval(second["after"])[0] > interval(second[key])[1], key
+    assert (
+        f"held-out greedy draws from {fraction(second['before'])} to "
+        f"**{fraction(second['after'])} (95% CI {ci(second['after'])})** in "
+        f"{second_run['steps']} GRPO steps and {second_run['wall_time_s'] / 60:.1f} minutes, above "
+        f"the random policy's {fraction(second['random'])} (CI {ci(second['random'])})"
+    ) in text
+    assert fraction(second["warm_start"]) == fraction(second["before"]) == "0/256"
     learning = " ".join((ROOT / "docs/learning.md").read_text("utf-8").split())
+    assert (
+        f"from {fraction(second['before'])} to {fraction(second['after'])} in "
+        f"{second_run['steps']} GRPO steps, on one line of play"
+    ) in learning
     assert (
         f"from {fraction(default['before'])} to {fraction(default['after'])} in "
         f"{record['steps']} GRPO steps on an Intel CPU with AMX"
@@ -356,3 +373,28 @@ def test_self_play_tables_are_their_results_files() -> None:
     assert (run["steps"], round(run["wall_time_s"] / 60, 1), run["peak_rss_gb"]) == (66, 55.7, 7.32)
     text = (ROOT / "docs/self_play.md").read_text("utf-8")
     assert "**66 GRPO steps**" in text and "**The train command took 55.7 minutes**" in text
+
+
+def test_readme_self_play_figures_are_the_results_file() -> None:
+    """The README's self-play sentence: the AMX run's steps, minutes, sampled score against the
+    warm start (interval recomputed from the counts) and the two win counts against random."""
+    text = " ".join(README.read_text("utf-8").split())
+    result = load(SELF_PLAY_AMX)
+    run = load("benchmarks/results/self_play_tictactoe_amx/run/run.json")
+    sampled = result["vs_warm_start_sampled"]
+    n = sampled["wins"] + sampled["draws"] + sampled["losses"]
+    low, high = wilson_interval(sampled["wins"] + sampled["draws"] / 2, n)
+    assert low > 0.5
+    score = (sampled["wins"] + sampled["draws"] / 2) / n
+    assert (
+        f"({run['steps']} GRPO steps, {run['wall_time_s'] / 60:.1f} minutes on an Intel Xeon "
+        f"with AMX; one run)"
+    ) in text
+    assert (
+        f"on {n} held-out games, both sampling: score **{score:.3f} (95% CI [{low:.3f}, {high:.3f}])**"
+        in text
+    )
+    trained, warm = result["vs_random_trained"], result["vs_random_warm_start"]
+    assert (
+        f"it wins {trained['wins']} of {n} games where its warm start won {warm['wins']}"
+    ) in text
