@@ -750,6 +750,12 @@ def default_command_second_game(page: Page) -> Iterator[str]:
     parsed = step_rows(page, folder, spans)
     steps, held = parsed["steps"], parsed["held"]
     yield "(32 seeds, greedy, every 10 steps)"
+    assert {r["peak_rss_gb"] for r in steps} == {record["peak_rss_gb"]} and len(held) == 12
+    yield (
+        f"{record['steps']} GRPO steps and {len(held)} held-out evals of 32 games in one process), "
+        f"reached its peak of {record['peak_rss_gb']:.2f} GB by its first step"
+    )
+    yield f"({run['after']['mean_turns']:.2f} turns of short messages for the trained model)"
     assert held[40] == held[103] == max(held.values()) and held[30] < held[40]
     yield f"reached {round(held[40] * 32)}/32 by step 40"
     first = mean(r["step_time"] for r in steps if r["step"] <= 10)
