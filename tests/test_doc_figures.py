@@ -700,15 +700,21 @@ def default_command_second_game(page: Page) -> Iterator[str]:
     yield f"two groups of 8 a step, {tokens} tokens per reply and an episode budget of {budget} tokens"
     random = run["random"]
     yield f"the random policy draws {random['wins']} of the {random['episodes']} held-out games"
-    assert min(run[k]["mean_turns"] for k in ("random", "after")) >= 3
     policy_rows(run, page, folder + "result.json")
     after = wilson_interval(run["after"]["wins"], 256)
     bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "random", "warm_start"))
     assert after[0] > bound
     yield f"in {run['after']['success_rate']:.0%} of the held-out games, and its interval"
     yield f"lies above all three ({after[0]:.3f} > {bound:.3f})"
-    assert run["before"]["ended_by"] == run["warm_start"]["ended_by"] == {"truncated": 256}
-    yield "ran out its 10 turns on invalid replies"
+    for key in ("before", "warm_start"):  # one legal move, then 9 invalid replies, every game
+        block = run[key]
+        assert block["ended_by"] == {"truncated": 256} and block["mean_turns"] == 10
+        assert block["invalid_action_rate"] == pytest.approx(0.9) and block["return_ci95"] < 1e-9
+        assert block["mean_return"] == pytest.approx(-0.9)
+    yield (
+        f"made one legal move in every game and then only invalid replies "
+        f"({run['before']['invalid_action_rate']:.0%} of their turns) until the 10-turn limit"
+    )
     yield f"({run['after']['invalid_action_rate']:.0%} of its turns: a cell already taken"
     record = load(folder + "run.json")
     assert record["steps"] == run["steps"] and record["stopped_by"] == "minutes"
@@ -723,8 +729,10 @@ def default_command_second_game(page: Page) -> Iterator[str]:
         episode = json.loads(line)
         moves = tuple(e.get("action") or e.get("text") for e in episode["transcript"])
         games[moves] = episode["success"]
-    assert len(games) == 6 and sum(games.values()) == 4
-    yield "so the 256 games are only 6 distinct games"
+        agent_turns = sum(e["role"] == "agent" for e in episode["transcript"])
+        assert agent_turns - episode["invalid_actions"] >= 3  # every game: 3 model moves or more
+    yield f"so the 256 games are only {len(games)} distinct games"
+    yield f"the model draws {sum(games.values())} of them"
     sampled = load(folder + "eval_after_sampled/results.json")
     assert sampled["episodes_per_env"] == 256 and sampled["seed"] == 10000
     assert yaml.safe_load(text_of(folder + "eval_after_sampled/config.yaml"))["temperature"] == 1
@@ -749,6 +757,7 @@ def default_command_second_game(page: Page) -> Iterator[str]:
     spans += ((81, 90), (91, 100), (101, 103))
     parsed = step_rows(page, folder, spans)
     steps, held = parsed["steps"], parsed["held"]
+    assert (settings["eval_episodes"], settings["eval_every"]) == (32, 10)
     yield "(32 seeds, greedy, every 10 steps)"
     assert {r["peak_rss_gb"] for r in steps} == {record["peak_rss_gb"]} and len(held) == 12
     yield (
@@ -756,12 +765,15 @@ def default_command_second_game(page: Page) -> Iterator[str]:
         f"reached its peak of {record['peak_rss_gb']:.2f} GB by its first step"
     )
     yield f"({run['after']['mean_turns']:.2f} turns of short messages for the trained model)"
-    assert held[40] == held[103] == max(held.values()) and held[30] < held[40]
-    yield f"reached {round(held[40] * 32)}/32 by step 40"
+    assert all(held[s] == held[40] for s in held if s >= 40) and held[30] < held[40]
+    yield f"reached {round(held[40] * 32)}/32 by step 40 and stayed there"
     first = mean(r["step_time"] for r in steps if r["step"] <= 10)
     late = mean(r["step_time"] for r in steps if r["step"] > 60)
-    assert 23 < late < 27
-    yield f"({first:.1f} s to about 25 s), which is why {record['steps']} steps fit where Hangman's 57 did"
+    hangman = load(RESULTS + "learning_hangman_default_amx/run.json")["steps"]
+    yield (
+        f"({first:.1f} s to about {late:.0f} s after step 60), which is why {record['steps']} "
+        f"steps fit where Hangman's {hangman} did"
+    )
 
 
 @checks(MULTITURN)
