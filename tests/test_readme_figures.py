@@ -200,6 +200,18 @@ def test_learning_doc_per_seed_table_matches_results(default_run: dict[str, Any]
     assert f"first GRPO step (sampled) is {range_cell(first, '{:.3f}')}" in text
 
 
+def default_command_run(folder: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A default-command run's ``result.json`` and ``run.json`` (no recipe, stopped by its minutes),
+    after asserting that its trained interval lies above the base model's, the warm start's and
+    the random policy's, each recomputed from the counts."""
+    result = load(f"benchmarks/results/{folder}/result.json")
+    record = load(f"benchmarks/results/{folder}/run.json")
+    assert "--recipe" not in result["command"] and record["stopped_by"] == "minutes"
+    for key in ("before", "warm_start", "random"):
+        assert interval(result["after"])[0] > interval(result[key])[1], key
+    return result, record
+
+
 def test_readme_real_model_figures_match_results() -> None:
     text = " ".join(README.read_text("utf-8").split())
     one_turn = load("benchmarks/results/real_model_learning/TextLargestNumber-v0/result.json")
@@ -237,11 +249,8 @@ def test_readme_real_model_figures_match_results() -> None:
     rerun = load("benchmarks/results/learning_hangman_recipe_amx/result.json")
     assert f"rerun that way on later code it won {fraction(rerun['after'])}, so the" in text
     # The default command, no recipe: after above every reference, recomputed from the counts.
-    default = load("benchmarks/results/learning_hangman_default_amx/result.json")
-    record = load("benchmarks/results/learning_hangman_default_amx/run.json")
-    assert "--recipe" not in default["command"] and record["stopped_by"] == "minutes"
+    default, record = default_command_run("learning_hangman_default_amx")
     for key in ("before", "warm_start", "random"):
-        assert interval(default["after"])[0] > interval(default[key])[1], key
         assert fraction(default[key]) == fraction(default["before"])
     assert (
         f"from {fraction(default['before'])} to **{fraction(default['after'])} (95% CI "
@@ -251,11 +260,7 @@ def test_readme_real_model_figures_match_results() -> None:
     assert record["machine"]["bf16_units"] and "amx_bf16" in record["machine"]["cpu_flags"]
     assert f"random policy's {fraction(default['random'])}; one run, end to end" in text
     # The second game by the same command (TextTicTacToePerfect-v0: a draw is the success).
-    second = load("benchmarks/results/learning_tictactoe_perfect_default_amx/result.json")
-    second_run = load("benchmarks/results/learning_tictactoe_perfect_default_amx/run.json")
-    assert "--recipe" not in second["command"] and second_run["stopped_by"] == "minutes"
-    for key in ("before", "warm_start", "random"):
-        assert interval(second["after"])[0] > interval(second[key])[1], key
+    second, second_run = default_command_run("learning_tictactoe_perfect_default_amx")
     assert (
         f"held-out greedy draws from {fraction(second['before'])} to "
         f"**{fraction(second['after'])} (95% CI {ci(second['after'])})** in "
