@@ -120,7 +120,7 @@ class TrainedRun:
     settings: dict[str, Any]
     record: dict[str, Any]
     wall_s: float
-    load_before: float
+    load_before: float | None
 
 
 def run_train(command: Sequence[str], run: Path) -> TrainedRun:
@@ -143,7 +143,7 @@ def run_train(command: Sequence[str], run: Path) -> TrainedRun:
 def run_facts(trained: TrainedRun, command: Sequence[str]) -> dict[str, Any]:
     """What a result file says about the train command behind it: its steps, what stopped it,
     its wall time and peak memory, the machine (and whether it was idle: the load average before
-    the run under 0.5), the commit and the command."""
+    the run under 0.5; ``None`` when not known), the commit and the command."""
     import shlex
 
     record = trained.record
@@ -154,8 +154,10 @@ def run_facts(trained: TrainedRun, command: Sequence[str]) -> dict[str, Any]:
         "peak_rss_gb": record["peak_rss_gb"],
         "cpu": record["machine"]["summary"],
         "machine": record["machine"],
-        "idle": trained.load_before < 0.5,
-        "load_average_before": round(trained.load_before, 2),
+        "idle": None if trained.load_before is None else trained.load_before < 0.5,
+        "load_average_before": None
+        if trained.load_before is None
+        else round(trained.load_before, 2),
         "commit": git_commit(),
         "command": shlex.join(command),
     }

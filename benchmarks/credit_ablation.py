@@ -6,8 +6,10 @@ commands and tabulates; it holds no training logic of its own.
    --out OUT/C`` for C in ``--credits`` (default ``episode turn step-group``): the same seed,
    steps and settings, so the runs differ only in how each turn's advantage is computed
    (``docs/multiturn.md``);
-2. ``trl-env eval ENV --policy OUT/C --episodes E --seed T --temperature 0`` for each run (greedy,
-   on seeds the training dataset never plays, with the run's own game settings);
+2. ``trl-env eval ENV --policy OUT/C --episodes E --seed T --temperature 0 --out OUT/eval/C`` for
+   each run (greedy, on seeds the training dataset never plays, with the run's own game settings);
+   an arm whose run finished its steps and whose eval wrote ``OUT/eval/C/results.json`` is reused
+   when the command runs again, so a stopped ablation resumes at the arm it stopped in;
 3. prints a table and one JSON line, and writes ``OUT/result.json``: per credit its held-out
    ``success_rate``, ``success_ci_low``, ``success_ci_high`` (95% Wilson), ``mean_turns``,
    ``mean_return``, the train command's ``steps``, ``wall_s`` and the mean training-batch success
@@ -33,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _real_model import cli, run_facts, run_settings_flags, run_train
+from _real_model import TrainedRun, cli, run_facts, run_settings_flags, run_train
 from real_model_learning import summarize
 
 CREDITS = ("episode", "turn", "step-group")
@@ -53,6 +55,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )  # fmt: skip
     parser.add_argument("--eval-seed", type=int, default=10_000)
     parser.add_argument("--eval-episodes", type=int, default=256)
+    parser.add_argument(
+        "--eval-batch-size", type=int, default=None,
+        help="trl-env eval --batch-size (32 keeps a real model's eval of 256 games in minutes)",
+    )  # fmt: skip
     parser.add_argument("--out", default="credit_ablation_out")
     return parser.parse_args(argv)
 
@@ -65,14 +71,46 @@ def train_command(args: argparse.Namespace, credit: str, run: Path) -> list[str]
     return [*command, *args.train_arg, "--out", str(run), "--overwrite", "--no-progress"]
 
 
-def held_out(args: argparse.Namespace, run: Path, settings: dict[str, Any]) -> dict[str, Any]:
-    """``trl-env eval`` of the run on the held-out seeds: its summary, interval recomputed."""
+def eval_command(
+    args: argparse.Namespace, run: Path, settings: dict[str, Any], out: Path
+) -> list[str]:
+    """The ``trl-env eval`` command of one run on the held-out seeds (its report saved in ``out``)."""
     command = ["trl-env", "eval", args.env, "--policy", str(run), "--episodes",
                str(args.eval_episodes), "--seed", str(args.eval_seed), "--temperature", "0",
                "--json", "--no-progress", *run_settings_flags(settings)]  # fmt: skip
+    if args.eval_batch_size:
+        command += ["--batch-size", str(args.eval_batch_size)]
+    return [*command, "--out", str(out), "--overwrite"]
+
+
+def held_out(
+    args: argparse.Namespace, run: Path, settings: dict[str, Any], out: Path
+) -> dict[str, Any]:
+    """``trl-env eval`` of the run on the held-out seeds: its summary, interval recomputed."""
+    command = eval_command(args, run, settings, out)
     print("$", shlex.join(command), flush=True)
-    done = subprocess.run(cli(command), check=True, stdout=subprocess.PIPE, text=True)
-    return {"eval_command": shlex.join(command), **summarize(json.loads(done.stdout), args.env)}
+    subprocess.run(cli(command), check=True, stdout=subprocess.DEVNULL)
+    return evaluated(args, command, out)
+
+
+def evaluated(args: argparse.Namespace, command: list[str], out: Path) -> dict[str, Any]:
+    """The summary of the eval report saved in ``out`` (interval recomputed from the wins)."""
+    report = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    return {"eval_command": shlex.join(command), **summarize(report, args.env)}
+
+
+def finished_arm(args: argparse.Namespace, run: Path, out: Path) -> TrainedRun | None:
+    """A run from an earlier, stopped invocation that trained all its steps and was evaluated:
+    reused as it is (its wall time is the run's own ``wall_time_s``; the load before it unknown)."""
+    import yaml
+
+    if not ((run / "run.json").exists() and (out / "results.json").exists()):
+        return None
+    record = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    if record.get("steps") != args.max_steps:
+        return None
+    settings = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
+    return TrainedRun(settings, record, record["wall_time_s"], None)
 
 
 def last_steps_success(run: Path, window: int = 10) -> float | None:
@@ -102,14 +140,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, dict[str, Any]] = {}
     facts: dict[str, Any] = {}
     for credit in args.credits:
-        run = out / credit
+        run, eval_out = out / credit, out / "eval" / credit
         command = train_command(args, credit, run)
-        trained = run_train(command, run)
-        evaluation = held_out(args, run, trained.settings)
+        trained = finished_arm(args, run, eval_out)
+        reused = trained is not None
+        if not reused:
+            trained = run_train(command, run)
+            evaluation = held_out(args, run, trained.settings, eval_out)
+        else:
+            print(f"{credit}: reusing {run} and {eval_out} (trained and evaluated)", flush=True)
+            evaluation = evaluated(
+                args, eval_command(args, run, trained.settings, eval_out), eval_out
+            )
         results[credit] = {
             **evaluation, "train_success_last_10": last_steps_success(run),
             **run_facts(trained, command),
         }  # fmt: skip
+        if reused:  # run.json does not say which commit trained it
+            results[credit]["commit"] = None
         facts = {key: results[credit][key] for key in ("cpu", "machine", "commit")}
     print(f"\n{args.env}, seed {args.seed}, {args.max_steps} steps; held-out greedy success on "
           f"{args.eval_episodes} seeds from {args.eval_seed}")  # fmt: skip

@@ -159,9 +159,12 @@ def test_real_model_learning_runs_two_steps(tmp_path: Path) -> None:
     assert json.loads((run / "run.json").read_text())["steps"] == 2
 
 
-def test_the_credit_ablation_runs_the_product_once_per_credit(tmp_path: Path) -> None:
+def test_the_credit_ablation_runs_the_product_once_per_credit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """benchmarks/credit_ablation.py on the tiny model: one train command per credit (differing
-    only in --credit), one held-out eval of each run, the comparison from the intervals."""
+    only in --credit), one held-out eval of each run, the comparison from the intervals; run
+    again, it reuses the finished arms."""
     import credit_ablation
 
     argv = ["--env", "TextGuessNumber-v0", "--max-steps", "1", "--eval-episodes", "4",
@@ -210,6 +213,23 @@ def test_the_credit_ablation_runs_the_product_once_per_credit(tmp_path: Path) ->
         if other != result["winner"]
     )
     assert json.loads((tmp_path / "result.json").read_text()) == result
+
+    # Run again: every arm trained its steps and saved its eval, so none is trained or evaluated
+    # again; the figures come from the saved reports.
+    run = subprocess.run
+
+    def no_trl_env_commands(command: list[str], **kwargs: Any) -> Any:
+        assert "trl_env" not in command, f"ran a trl-env command on resume: {command}"
+        return run(command, **kwargs)  # git rev-parse
+
+    monkeypatch.setattr(credit_ablation.subprocess, "run", no_trl_env_commands)
+    resumed = credit_ablation.main(argv)
+    for credit, r in resumed["credits"].items():
+        before = result["credits"][credit]
+        assert r["success_rate"] == before["success_rate"] and r["steps"] == before["steps"]
+        assert r["eval_command"] == before["eval_command"]
+        assert r["idle"] is None and r["commit"] is None  # not known for a reused arm
+    assert resumed["above"] == result["above"]
 
 
 def test_ablation_rounds_judge_each_layer_within_a_round() -> None:
