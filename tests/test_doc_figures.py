@@ -366,6 +366,42 @@ def three_credits(page: Page) -> Iterator[str]:
 
 
 @checks(MULTITURN)
+def three_credits_real_model(page: Page) -> Iterator[str]:
+    """The credit ablation on SmolLM2 and tic-tac-toe (``credit_ablation_tictactoe_perfect_amx/``):
+    the table from ``result.json``, the intervals and the "no interval above another" claim
+    recomputed from the counts, the arms' commands differing only in ``--credit``."""
+    folder = RESULTS + "credit_ablation_tictactoe_perfect_amx/"
+    run = load(folder + "result.json")
+    credits = run["credits"]
+    assert list(credits) == ["episode", "turn", "step-group"]
+    bounds = {name: wilson_interval(r["wins"], r["episodes"]) for name, r in credits.items()}
+    _, rows = page.table(folder + "result.json")
+    assert rows == [
+        [f"`{name}`", f"{fraction(r)} [{bounds[name][0]:.3f}, {bounds[name][1]:.3f}]",
+         f"{r['train_success_last_10']:.3f}"]
+        for name, r in credits.items()
+    ]  # fmt: skip
+    assert not any(bounds[a][0] > bounds[b][1] for a in credits for b in credits if a != b)
+    assert run["winner"] is None and not any(run["above"].values())
+    for name, r in credits.items():
+        assert r["steps"] == run["max_steps"] == 30 and r["episodes"] == 256
+        assert f"--credit {name} --seed 0 --max-steps 30 --model " in r["command"]
+        assert "--temperature 0" in r["eval_command"] and "--batch-size 32" in r["eval_command"]
+        run_record = load(f"{folder}{name}_run.json")
+        assert run_record["steps"] == 30 and run_record["machine"]["bf16_units"]
+        evaluated = load(f"{folder}{name}_eval/results.json")["envs"]["TextTicTacToePerfect-v0"]
+        assert round(evaluated["success_rate"] * 256) == r["wins"]
+    yield f"seed {run['seed']}, {run['max_steps']} steps each"
+    yield f"and training {run['max_steps']} steps, then"
+    yield f"One seed and {run['max_steps']} steps do not tell"
+    yield f"judged greedy on {run['eval_episodes']} held-out seeds"
+    ahead = credits["turn"]["wins"] - credits["episode"]["wins"]
+    yield f"turn credit is {ahead} games ahead of episode credit"
+    yield f"lower bound ({bounds['turn'][0]:.3f}) is under episode credit's upper bound"
+    yield f"({bounds['episode'][1]:.3f})"
+
+
+@checks(MULTITURN)
 def turn_credit_ablation(page: Page) -> Iterator[str]:
     """The tiny-model credit ablation: ``turn_credit.txt`` (per-step rows, then a JSON line)."""
     path = RESULTS + "turn_credit.txt"
