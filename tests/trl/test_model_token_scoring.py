@@ -238,6 +238,8 @@ def test_without_the_padding_mask_every_token_sees_what_it_saw_with_it(
     grads = [p.grad.clone() for p in trainer.model.parameters() if p.grad is not None]
     assert len(calls) == 1 and "attention_mask" not in calls[0]
     assert ("position_ids" in calls[0]) is left_padding
+    # The columns after the longest row (7 tokens) are cut: no token sees them without a mask.
+    assert calls[0]["input_ids"].size(1) == int(attention.sum(dim=1).max()) < ids.size(1)
     if left_padding:  # the first row's tokens start at column 0 and keep positions 2, 3, ...
         assert calls[0]["input_ids"][0, :3].tolist() == [30, 31, 32]
         assert calls[0]["position_ids"][0, :3].tolist() == [2, 3, 4]

@@ -20,7 +20,9 @@ prompt and completion), each row is rotated so that its tokens start at column 0
 without a mask and with each token's original position id (``position_ids``), and the outputs are
 rotated back. Every token then sees exactly the tokens and positions it saw with the mask;
 padding only ever comes after it. Rows with padding only on the right need no rotation and no
-position ids. The mask stays, batch by batch, where that would not be exact: padding between
+position ids. Either way, the columns after the longest row hold only padding, which no token
+sees without a mask: they are cut before the forward (a micro-batch is padded to the longest row
+of the whole batch, not its own) and their outputs are zero. The mask stays, batch by batch, where that would not be exact: padding between
 tokens, rotated positions past ``max_position_embeddings``, or a row whose first token is already
 a scored one.
 """
@@ -100,6 +102,13 @@ def _rotate(values: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
     return values.gather(1, index)
 
 
+def _pad_columns(values: torch.Tensor | None, width: int) -> torch.Tensor | None:
+    """``values`` with zero columns appended up to ``width`` columns."""
+    if values is None or values.size(1) == width:
+        return values
+    return torch.nn.functional.pad(values, (0, width - values.size(1)))
+
+
 def scored_forward(
     trainer: Any,
     model: Any,
@@ -119,16 +128,20 @@ def scored_forward(
         with trainer.accelerator.autocast():
             outputs = model(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
         return outputs.log_probs, outputs.entropy
+    width = ids.size(1)
+    # Without a mask every row's tokens fill columns 0 .. its length - 1 (after the rotation):
+    # what lies beyond the longest row is padding that no token attends to.
+    keep = min(width, max(2, int(mask.sum(dim=1).max())))
     if not bool(leading.any()):  # padding on the right only: nothing to move
         with trainer.accelerator.autocast():
-            outputs = model(input_ids=ids, labels=labels, fused_lm_head=True)
-        return outputs.log_probs, outputs.entropy
+            outputs = model(input_ids=ids[:, :keep], labels=labels[:, :keep], fused_lm_head=True)
+        return _pad_columns(outputs.log_probs, width - 1), _pad_columns(outputs.entropy, width - 1)
     # TRL counts positions from column 0, padding included: each token keeps its own.
-    positions = leading[:, None] + torch.arange(ids.size(1), device=ids.device)
+    positions = leading[:, None] + torch.arange(keep, device=ids.device)
     with trainer.accelerator.autocast():
         outputs = model(
-            input_ids=_rotate(ids, leading),
-            labels=_rotate(labels, leading),
+            input_ids=_rotate(ids, leading)[:, :keep],
+            labels=_rotate(labels, leading)[:, :keep],
             position_ids=positions,
             fused_lm_head=True,
         )
@@ -136,8 +149,9 @@ def scored_forward(
     def back(per_position: torch.Tensor | None) -> torch.Tensor | None:
         if per_position is None:
             return None
-        # Re-align to the label columns (a zero for column 0), rotate back, drop column 0.
+        # Re-align to the label columns (a zero for column 0), restore the cut columns, rotate
+        # back, drop column 0.
         by_column = torch.cat([per_position.new_zeros(ids.size(0), 1), per_position], dim=1)
-        return _rotate(by_column, -leading)[:, 1:]
+        return _rotate(_pad_columns(by_column, width), -leading)[:, 1:]
 
     return back(outputs.log_probs), back(outputs.entropy)  # type: ignore[return-value]
