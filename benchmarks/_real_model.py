@@ -115,12 +115,14 @@ def run_settings_flags(settings: Mapping[str, Any]) -> list[str]:
 @dataclass
 class TrainedRun:
     """A train command this benchmark ran: the run's ``config.yaml`` (``settings``) and
-    ``run.json`` (``record``), the command's wall time and the load average before it."""
+    ``run.json`` (``record``), the command's wall time, the load average before it and the
+    commit checked out when it started (``None`` when not known)."""
 
     settings: dict[str, Any]
     record: dict[str, Any]
     wall_s: float
     load_before: float | None
+    commit: str | None = None
 
 
 def run_train(command: Sequence[str], run: Path) -> TrainedRun:
@@ -130,20 +132,20 @@ def run_train(command: Sequence[str], run: Path) -> TrainedRun:
 
     import yaml
 
-    load_before = os.getloadavg()[0]
+    load_before, commit = os.getloadavg()[0], git_commit()
     print("$", shlex.join(command), flush=True)
     started = time.perf_counter()
     subprocess.run(cli(command), check=True)
     wall_s = time.perf_counter() - started
     settings = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
     record = json.loads((run / "run.json").read_text(encoding="utf-8"))
-    return TrainedRun(settings, record, wall_s, load_before)
+    return TrainedRun(settings, record, wall_s, load_before, commit)
 
 
 def run_facts(trained: TrainedRun, command: Sequence[str]) -> dict[str, Any]:
     """What a result file says about the train command behind it: its steps, what stopped it,
     its wall time and peak memory, the machine (and whether it was idle: the load average before
-    the run under 0.5; ``None`` when not known), the commit and the command."""
+    the run under 0.5; ``None`` when not known), the commit it started on and the command."""
     import shlex
 
     record = trained.record
@@ -158,6 +160,6 @@ def run_facts(trained: TrainedRun, command: Sequence[str]) -> dict[str, Any]:
         "load_average_before": None
         if trained.load_before is None
         else round(trained.load_before, 2),
-        "commit": git_commit(),
+        "commit": trained.commit,
         "command": shlex.join(command),
     }

@@ -143,8 +143,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         run, eval_out = out / credit, out / "eval" / credit
         command = train_command(args, credit, run)
         trained = finished_arm(args, run, eval_out)
-        reused = trained is not None
-        if not reused:
+        if trained is None:
             trained = run_train(command, run)
             evaluation = held_out(args, run, trained.settings, eval_out)
         else:
@@ -156,8 +155,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             **evaluation, "train_success_last_10": last_steps_success(run),
             **run_facts(trained, command),
         }  # fmt: skip
-        if reused:  # run.json does not say which commit trained it
-            results[credit]["commit"] = None
         facts = {key: results[credit][key] for key in ("cpu", "machine", "commit")}
     print(f"\n{args.env}, seed {args.seed}, {args.max_steps} steps; held-out greedy success on "
           f"{args.eval_episodes} seeds from {args.eval_seed}")  # fmt: skip
