@@ -29,6 +29,7 @@ __all__ = [
     "cli",
     "git_commit",
     "model_available",
+    "read_run",
     "resolve_model",
     "run_facts",
     "run_settings_flags",
@@ -130,16 +131,20 @@ def run_train(command: Sequence[str], run: Path) -> TrainedRun:
     import shlex
     import time
 
-    import yaml
-
     load_before, commit = os.getloadavg()[0], git_commit()
     print("$", shlex.join(command), flush=True)
     started = time.perf_counter()
     subprocess.run(cli(command), check=True)
     wall_s = time.perf_counter() - started
+    return TrainedRun(*read_run(run), wall_s, load_before, commit)
+
+
+def read_run(run: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A run folder's ``config.yaml`` (its settings) and ``run.json`` (its record)."""
+    import yaml
+
     settings = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
-    record = json.loads((run / "run.json").read_text(encoding="utf-8"))
-    return TrainedRun(settings, record, wall_s, load_before, commit)
+    return settings, json.loads((run / "run.json").read_text(encoding="utf-8"))
 
 
 def run_facts(trained: TrainedRun, command: Sequence[str]) -> dict[str, Any]:

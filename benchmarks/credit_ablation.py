@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _real_model import TrainedRun, cli, run_facts, run_settings_flags, run_train
+from _real_model import TrainedRun, cli, read_run, run_facts, run_settings_flags, run_train
 from real_model_learning import summarize
 
 CREDITS = ("episode", "turn", "step-group")
@@ -102,14 +102,11 @@ def evaluated(args: argparse.Namespace, command: list[str], out: Path) -> dict[s
 def finished_arm(args: argparse.Namespace, run: Path, out: Path) -> TrainedRun | None:
     """A run from an earlier, stopped invocation that trained all its steps and was evaluated:
     reused as it is (its wall time is the run's own ``wall_time_s``; the load before it unknown)."""
-    import yaml
-
     if not ((run / "run.json").exists() and (out / "results.json").exists()):
         return None
-    record = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    settings, record = read_run(run)
     if record.get("steps") != args.max_steps:
         return None
-    settings = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
     return TrainedRun(settings, record, record["wall_time_s"], None)
 
 

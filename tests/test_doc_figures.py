@@ -602,17 +602,17 @@ def third_game_attempt(page: Page) -> Iterator[str]:
     assert slow["step_time"] == max(r["step_time"] for r in steps)
     yield f"overlapped the first 10 steps, step 9 taking {slow['step_time']:.1f} s"
     yield f"What GRPO changed in {record['steps']} steps"
-    games = set()
-    for line in text_of(folder + "eval_after/transcripts.jsonl").splitlines():
-        episode = json.loads(line)
-        games.add(tuple(e["action"] for e in episode["transcript"] if e["role"] == "agent"))
-    assert games == {("[down]", "[down]", "[down]")}
+
+    def games_played(eval_folder: str) -> set[tuple[str, ...]]:
+        episodes = text_of(folder + eval_folder + "/transcripts.jsonl").splitlines()
+        return {
+            tuple(e["action"] for e in json.loads(line)["transcript"] if e["role"] == "agent")
+            for line in episodes
+        }
+
+    assert games_played("eval_after") == {("[down]", "[down]", "[down]")}
     yield "`[down]` three times in every held-out game"
-    games = set()
-    for line in text_of(folder + "eval_warm_start/transcripts.jsonl").splitlines():
-        episode = json.loads(line)
-        games.add(tuple(e["action"] for e in episode["transcript"] if e["role"] == "agent"))
-    assert games == {("[left]", "[right]", "[down]")}
+    assert games_played("eval_warm_start") == {("[left]", "[right]", "[down]")}
     assert run["warm_start"]["invalid_action_rate"] == 0 == run["after"]["invalid_action_rate"]
     assert round(mean(r["step_time"] for r in steps), -1) == 100
     yield f"a step cost about {round(mean(r['step_time'] for r in steps), -1):.0f} s"

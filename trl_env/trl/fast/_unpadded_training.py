@@ -22,7 +22,9 @@ rotated back. Every token then sees exactly the tokens and positions it saw with
 padding only ever comes after it. Rows with padding only on the right need no rotation and no
 position ids. Either way, the columns after the longest row hold only padding, which no token
 sees without a mask: they are cut before the forward (a micro-batch is padded to the longest row
-of the whole batch, not its own) and their outputs are zero. The mask stays, batch by batch, where that would not be exact: padding between
+of the whole batch, not its own) and their outputs are zero (on the reference step of
+``benchmarks/grpo_step_profile.py``, whose episodes differ little in length, the cut measured no
+gain: ``benchmarks/results/grpo_step_profile_trim_ab_amx.txt``). The mask stays, batch by batch, where that would not be exact: padding between
 tokens, rotated positions past ``max_position_embeddings``, or a row whose first token is already
 a scored one.
 """
