@@ -19,6 +19,7 @@ from trl_env.envs.toy_text import (
     oracle_action,
     value_iteration,
 )
+from trl_env.envs.toy_text.frozen_lake import walking_distances
 
 import trl_env  # noqa: F401  (registers the IDs)
 from trl_env.error import EpisodeOverError
@@ -265,6 +266,39 @@ def test_frozen_lake_custom_map_and_slipperiness_kwargs() -> None:
     slippery, _ = gym.make("TextFrozenLake-v1", success_rate=0.5).reset(seed=0)
     assert "only with probability 0.5" in slippery
     assert len(gym.make("TextFrozenLake8x8-v1").reset(seed=0)[0].splitlines()) > 8 + 4
+
+
+def test_frozen_lake_partial_credit_by_hand() -> None:
+    # The 4x4 map: the start is 6 moves from the goal, so each new closest cell earns 0.5 / 6.
+    env = gym.make("TextFrozenLake-v1", is_slippery=False, partial_credit=0.5)
+    env.reset(seed=0)
+    rewards, wins = [], []
+    for move in ["down", "up", "down", "down", "right", "down", "right", "right"]:
+        _, reward, terminated, _, info = env.step(f"[{move}]")
+        rewards.append(reward)
+        wins.append(info["success"])
+    step = 0.5 / 6
+    # Back to the start and down again earn nothing; the goal pays the game's 1, not 1 + credit.
+    assert rewards == pytest.approx([step, 0.0, 0.0, step, step, step, step, 1.0])
+    assert wins == [False] * 7 + [True] and terminated
+    env.reset(seed=1)
+    assert env.step("[jump]")[1] == pytest.approx(-0.1)  # an invalid reply: the penalty only
+    rewards = [env.step(f"[{move}]")[1] for move in ["right", "right", "down"]]
+    assert rewards == pytest.approx([step, step, step])  # the other path: 5, 4, 3 moves left
+    _, reward, terminated, _, info = env.step("[right]")  # into the hole at row 2, column 4
+    assert (reward, terminated, info["success"]) == (0.0, True, False)
+
+
+def test_frozen_lake_partial_credit_resets_and_is_off_by_default() -> None:
+    shaped = gym.make("TextFrozenLake-v1", is_slippery=False, partial_credit=0.3)
+    plain = gym.make("TextFrozenLake-v1", is_slippery=False)
+    for env, first in ((shaped, 0.3 / 6), (plain, 0.0)):
+        for seed in (0, 1):  # a new game starts from no credit earned
+            env.reset(seed=seed)
+            assert env.step("[down]")[1] == pytest.approx(first)
+    with pytest.raises(ValueError, match="partial_credit must be >= 0"):
+        gym.make("TextFrozenLake-v1", partial_credit=-0.1)
+    assert walking_distances(["SFH", "HFG"]) == {5: 0, 4: 1, 1: 2, 0: 3}
 
 
 # --- CliffWalking -------------------------------------------------------------------------------

@@ -114,8 +114,11 @@ class ToyTextEnv(gym.Env[str, str]):
         if not info["invalid_action"]:
             news = self._narrate(before, info["action"], reward, terminated)
             observation = f"{news}\n{observation}"
-        # Every step says whether the game was won, so success rates need no per-game rule.
+        # Every step says whether the game was won, so success rates need no per-game rule; read
+        # from the game's own reward, before any shaping.
         info["success"] = bool(terminated and self._is_success(reward))
+        if not info["invalid_action"]:
+            reward = self._shaped_reward(reward, terminated, info["success"])
         self._episode_over = bool(terminated)
         return observation, reward, terminated, truncated, info
 
@@ -158,6 +161,10 @@ class ToyTextEnv(gym.Env[str, str]):
     def _is_success(self, final_reward: float) -> bool:
         """Whether an episode that terminated with ``final_reward`` was won."""
         return final_reward > 0
+
+    def _shaped_reward(self, reward: float, terminated: bool, success: bool) -> float:
+        """The reward of a valid move as the env reports it (the game's, unless it shapes it)."""
+        return reward
 
     def _snapshot(self) -> Any:
         return int(getattr(self.game, "s", 0))

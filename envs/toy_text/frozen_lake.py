@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from functools import partial
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from gymnasium.envs.toy_text.frozen_lake import MAPS, FrozenLakeEnv
+from trl_env.envs._common import improvement_reward
 from trl_env.envs.toy_text._adapter import (
     GRID_MOVES,
     GRID_SYNONYMS,
@@ -31,6 +33,31 @@ def _describe_lake(rows: tuple[str, ...], state: int) -> str:
     )
 
 
+def walking_distances(rows: Sequence[str]) -> dict[int, int]:
+    """Moves from each cell to the nearest goal, walking around the holes (unslipped moves).
+
+    Cells that cannot reach a goal, and the holes, are left out.
+
+    Example:
+        >>> distances = walking_distances(["SF", "HG"])
+        >>> distances[0], distances[1], distances[3]
+        (2, 1, 0)
+    """
+    shape = (len(rows), len(rows[0]))
+    cells = "".join(rows)
+    distances = {state: 0 for state, cell in enumerate(cells) if cell == "G"}
+    frontier = deque(distances)
+    while frontier:
+        state = frontier.popleft()
+        # Moves are reversible on a grid, so the cells one move from `state` are its neighbours.
+        for direction in GRID_MOVES.values():
+            neighbour = grid_move(state, direction, shape)
+            if neighbour not in distances and cells[neighbour] != "H":
+                distances[neighbour] = distances[state] + 1
+                frontier.append(neighbour)
+    return distances
+
+
 class TextFrozenLakeEnv(ToyTextEnv):
     """Frozen Lake: cross a frozen lake from the start to the goal without falling into a hole.
 
@@ -53,7 +80,13 @@ class TextFrozenLakeEnv(ToyTextEnv):
 
     ## Rewards
     1 for reaching the goal, 0 otherwise (gymnasium's schedule); ``-invalid_action_penalty`` for an
-    invalid reply. The maximum return is 1.
+    invalid reply. The maximum return is 1. With ``partial_credit > 0`` (shaped reward), each
+    valid move that does not reach the goal also earns ``partial_credit`` times the increase of
+    its best *closeness* so far, where a cell's closeness is ``1 - d / d_start`` (``d`` the
+    fewest moves from it to the goal around the holes, ``d_start`` the start's; 0 for a hole or a
+    cell farther than the start). The shaped part of a return is therefore less than
+    ``partial_credit``, a move to a cell closer than any before is always rewarded, and walking
+    back and forth earns nothing. Success (``info["success"]``) is reaching the goal either way.
 
     ## Episode End
     Terminated on reaching the goal or falling into a hole. Truncated by ``TimeLimit`` after 100
@@ -62,7 +95,7 @@ class TextFrozenLakeEnv(ToyTextEnv):
     ## Arguments
     ```python
     gym.make("TextFrozenLake-v1", map_name="4x4", is_slippery=True, success_rate=1/3,
-             invalid_action_penalty=0.1, render_mode="ansi")
+             invalid_action_penalty=0.1, partial_credit=0.0, render_mode="ansi")
     gym.make("TextFrozenLake8x8-v1")  # map_name="8x8", max_episode_steps=200
     ```
     ``map_name`` is ``"4x4"`` or ``"8x8"`` (gymnasium's maps); ``desc`` (a list of row strings)
@@ -105,10 +138,17 @@ class TextFrozenLakeEnv(ToyTextEnv):
         is_slippery: bool = True,
         success_rate: float = 1.0 / 3.0,
         invalid_action_penalty: float = 0.1,
+        partial_credit: float = 0.0,
     ) -> None:
         if desc is None and map_name not in MAPS:
             raise ValueError(f"map_name must be one of {sorted(MAPS)}, got {map_name!r}")
+        if partial_credit < 0:
+            raise ValueError(f"partial_credit must be >= 0, got {partial_credit}")
         rows = tuple(desc if desc is not None else MAPS[map_name])
+        self.partial_credit = float(partial_credit)
+        self._distances = walking_distances(rows)
+        self._start_distance = self._distances.get("".join(rows).find("S"), 0)
+        self._best_closeness = 0.0
         self.is_slippery = bool(is_slippery)
         self.success_rate = float(success_rate)
         self._rows = rows
@@ -134,6 +174,30 @@ class TextFrozenLakeEnv(ToyTextEnv):
             rules=rules,
             invalid_action_penalty=invalid_action_penalty,
         )
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start a new game and return the rules, the map and the reply format."""
+        self._best_closeness = 0.0
+        return super().reset(seed=seed, options=options)
+
+    def _closeness(self, state: int) -> float:
+        """``1 - d / d_start`` of a cell, in [0, 1] (0 where the goal cannot be reached)."""
+        here = self._distances.get(int(state))
+        if not self._start_distance or here is None:
+            return 0.0
+        return max(0.0, 1.0 - here / self._start_distance)
+
+    def _shaped_reward(self, reward: float, terminated: bool, success: bool) -> float:
+        if not self.partial_credit or success:
+            return reward
+        shaped, self._best_closeness = improvement_reward(
+            self.partial_credit,
+            self._best_closeness,
+            self._closeness(self.game.s),  # type: ignore[attr-defined]
+        )
+        return reward + shaped
 
     def _narrate(self, before: int, action: str, reward: float, terminated: bool) -> str:
         after = int(self.game.s)  # type: ignore[attr-defined]
