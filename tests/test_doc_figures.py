@@ -621,6 +621,50 @@ def third_game_attempt(page: Page) -> Iterator[str]:
 
 
 @checks(MULTITURN)
+def frozenlake_shaped_gamma0(page: Page) -> Iterator[str]:
+    """FrozenLake's default command on the shaped reward, stopped by hand
+    (``learning_frozenlake_shaped_gamma0_amx/``): the resolved defaults, the steps, time and
+    memory, the entropy fall, the wins and held-out evals, and the `[right]` episodes counted
+    from the saved rollouts."""
+    folder = RESULTS + "learning_frozenlake_shaped_gamma0_amx/"
+    settings = yaml.safe_load(text_of(folder + "config.yaml"))
+    assert settings["recipe"] == "frozenlake-not-slippery"
+    assert settings["env_kwargs"] == {"is_slippery": False, "partial_credit": 0.5}
+    assert (settings["credit"], settings["gamma"]) == ("turn", 0.0)
+    metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
+    steps = [{k: float(v) for k, v in r.items() if v} for r in metrics if r.get("reward")]
+    assert [r["step"] for r in steps] == list(range(1, 22))
+    last = steps[-1]
+    yield (
+        f"{len(steps)} GRPO steps ({minutes(last['wall_time_s'], 1)} minutes, peak RSS "
+        f"{last['peak_rss_gb']:.2f} GB)"
+    )
+    entropy = [mean(r["entropy"] for r in steps[a:b]) for a, b in ((0, 10), (16, 21))]
+    yield f"fell from {entropy[0]:.2f} over steps 1-10 to {entropy[1]:.2f} over steps 17-21"
+    assert all(r["env/success_rate"] == 0 for r in steps[16:])
+    assert any(r["env/success_rate"] > 0 for r in steps[:16])
+    yield "no training episode reached the goal after step 16"
+    held = {
+        int(r["step"]): float(r["eval_success_rate"]) for r in metrics if r["eval_success_rate"]
+    }
+    assert held == {0: 0.0, 10: 0.0, 20: 0.0}
+    yield "won 0/32 at steps 10 and 20"
+    episodes = [
+        json.loads(line)
+        for step in (20, 21)
+        for line in text_of(folder + f"rollouts/step-0000{step}.jsonl").splitlines()
+    ]
+    cut = [e for e in episodes if e["ended_by"] == "token_budget"]
+    last_moves = [
+        {re.findall(r"\[(\w+)\]", reply.lower())[-1] for reply in e["actions"][-5:]} for e in cut
+    ]
+    yield (
+        f"In steps 20 and 21, {len(cut)} of the {len(episodes)} episodes ran out the "
+        f"episode's token budget, {last_moves.count({'right'})} of them replaying"
+    )
+
+
+@checks(MULTITURN)
 def recipe_through_the_product(page: Page) -> Iterator[str]:
     """``--recipe multiturn-hangman`` run by ``real_model_learning.py`` through ``trl-env train`` and
     ``trl-env eval`` (``learning_hangman_recipe_amx/``): the policy table from ``result.json``

@@ -176,6 +176,8 @@ def test_env_traits_tell_multi_turn_games_and_step_rewards() -> None:
     assert not one_turn.multi_turn and one_turn.mean_turns == 1.0
     assert env_traits("TextSudoku-v0").step_rewards  # each right digit scores
     assert hangman.takes_partial_credit and not env_traits("TextTicTacToe-v0").takes_partial_credit
+    lake = env_traits("TextFrozenLake-v1", {"is_slippery": False})
+    assert lake.takes_partial_credit and not lake.step_rewards  # shaped only when asked
 
 
 def test_real_model_cpu_defaults_fit_a_multi_turn_game(monkeypatch: pytest.MonkeyPatch) -> None:
