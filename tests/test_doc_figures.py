@@ -555,6 +555,17 @@ def step_rows(page: Page, folder: str, spans: tuple[tuple[int, int], ...]) -> di
     return {"steps": steps, "held": held, "rows": rows}
 
 
+def clock_ended_run(run: dict[str, Any], folder: str) -> tuple[dict[str, Any], str]:
+    """The train command's own record (``run.json``) of a run the clock ended, and the phrase
+    that states its steps, wall time and peak memory."""
+    record = load(folder + "run.json")
+    assert record["steps"] == run["steps"] and record["stopped_by"] == "minutes"
+    return record, (
+        f"{record['steps']} GRPO steps, the train command {minutes(record['wall_time_s'], 1)} "
+        f"minutes in all, peak RSS {record['peak_rss_gb']:.2f} GB"
+    )
+
+
 @checks(MULTITURN)
 def third_game_attempt(page: Page) -> Iterator[str]:
     """The default command with ``--recipe frozenlake-not-slippery``
@@ -582,12 +593,8 @@ def third_game_attempt(page: Page) -> Iterator[str]:
     assert not after[0] > random[1] and run["after_above_all"] is False
     yield f"The goal is missed: the trained model's {fraction(run['after'])} is not above the"
     yield f"random walk's {fraction(run['random'])}"
-    record = load(folder + "run.json")
-    assert record["steps"] == run["steps"] and record["stopped_by"] == "minutes"
-    yield (
-        f"{record['steps']} GRPO steps, the train command {minutes(record['wall_time_s'], 1)} "
-        f"minutes in all, peak RSS {record['peak_rss_gb']:.2f} GB"
-    )
+    record, phrase = clock_ended_run(run, folder)
+    yield phrase
     parsed = step_rows(page, folder, ((1, 10), (11, 20), (21, 30)))
     steps = parsed["steps"]
     first, last = steps[:10], steps[-10:]
@@ -662,6 +669,58 @@ def frozenlake_shaped_gamma0(page: Page) -> Iterator[str]:
         f"In steps 20 and 21, {len(cut)} of the {len(episodes)} episodes ran out the "
         f"episode's token budget, {last_moves.count({'right'})} of them replaying"
     )
+
+
+@checks(MULTITURN)
+def frozenlake_path(page: Page) -> Iterator[str]:
+    """``--recipe frozenlake-path`` (``learning_frozenlake_path_amx/``): the resolved settings,
+    the policy table with intervals recomputed, the "missed again" claim recomputed, the step
+    table, and the one game the trained model plays read from its transcripts."""
+    folder = RESULTS + "learning_frozenlake_path_amx/"
+    run = load(folder + "result.json")
+    assert run["command"].startswith("trl-env train TextFrozenLake-v1 --model ")
+    assert "--lora --minutes 55 --recipe frozenlake-path --out " in run["command"]
+    settings = yaml.safe_load(text_of(folder + "config.yaml"))
+    assert settings["env_kwargs"] == {"is_slippery": False, "partial_credit": 0.5}
+    assert (settings["credit"], settings["gamma"], settings["max_turns"]) == ("turn", 1.0, 12)
+    assert (settings["warm_start"], settings["warm_start_episodes"], settings["bf16"]) == (
+        "random", 64, True
+    )  # fmt: skip
+    yield f"an episode budget of {settings['max_completion_length']} tokens, bf16. The benchmark"
+    record, phrase = clock_ended_run(run, folder)
+    yield phrase
+    assert run["load_average_before"] > 1 and run["idle"] is False
+    policy_rows(run, page, folder + "result.json")
+    after, random = (wilson_interval(run[k]["wins"], 256) for k in ("after", "random"))
+    assert not after[0] > random[1] and run["after_above_all"] is False
+    yield f"the trained model's {run['after']['wins']}/256 is not above the random walk's {run['random']['wins']}/256"
+    games = [
+        tuple(e["action"] for e in json.loads(line)["transcript"] if e["role"] == "agent")
+        for line in text_of(folder + "eval_after/transcripts.jsonl").splitlines()
+    ]
+    assert set(games) == {("[down]\n[down]\n[down]\n[down]",) * 3} and len(games) == 256
+    yield "`[down]` three times (each reply four lines of `[down]`)"
+    yield f"(its mean return {run['after']['mean_return']:.3f})"
+    parsed = step_rows(page, folder, ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 59)))
+    steps = parsed["steps"]
+    assert set(parsed["held"].values()) == {0.0}
+    yield "won 0/32 at every step measured"
+    tail = mean(r["entropy"] for r in steps[-9:])
+    yield f"The entropy held this time ({tail:.2f} over the last steps"
+    gamma0 = list(
+        csv.DictReader(
+            io.StringIO(text_of(RESULTS + "learning_frozenlake_shaped_gamma0_amx/metrics.csv"))
+        )
+    )
+    gamma0_tail = mean(
+        float(r["entropy"]) for r in gamma0 if r.get("reward") and int(r["step"]) >= 17
+    )
+    assert gamma0_tail < tail
+    yield f"against the gamma-0 run's {gamma0_tail:.2f})"
+    assert record["peak_rss_gb"] > 8
+    yield f"The peak of {record['peak_rss_gb']:.2f} GB is over the 8 GB"
+    wins = round(sum(r["env/success_rate"] * 16 for r in steps))
+    yield f"({wins} of {16 * len(steps)} episodes in all; {parsed['rows'][4][3]} over steps 41-50)"
 
 
 @checks(MULTITURN)
