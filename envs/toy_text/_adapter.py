@@ -118,7 +118,7 @@ class ToyTextEnv(gym.Env[str, str]):
         # from the game's own reward, before any shaping.
         info["success"] = bool(terminated and self._is_success(reward))
         if not info["invalid_action"]:
-            reward = self._shaped_reward(reward, terminated, info["success"])
+            reward = self._shaped_reward(reward, info["success"])
         self._episode_over = bool(terminated)
         return observation, reward, terminated, truncated, info
 
@@ -162,7 +162,7 @@ class ToyTextEnv(gym.Env[str, str]):
         """Whether an episode that terminated with ``final_reward`` was won."""
         return final_reward > 0
 
-    def _shaped_reward(self, reward: float, terminated: bool, success: bool) -> float:
+    def _shaped_reward(self, reward: float, success: bool) -> float:
         """The reward of a valid move as the env reports it (the game's, unless it shapes it)."""
         return reward
 

@@ -189,7 +189,7 @@ class TextFrozenLakeEnv(ToyTextEnv):
             return 0.0
         return max(0.0, 1.0 - here / self._start_distance)
 
-    def _shaped_reward(self, reward: float, terminated: bool, success: bool) -> float:
+    def _shaped_reward(self, reward: float, success: bool) -> float:
         if not self.partial_credit or success:
             return reward
         shaped, self._best_closeness = improvement_reward(
