@@ -271,3 +271,37 @@ def test_ablation_rounds_judge_each_layer_within_a_round() -> None:
         profile.run_one = original
     assert order == ["a", "b", "c", "c", "b", "a"]
     assert [r["round"] for r in ran] == [0, 0, 0, 1, 1, 1]
+
+
+def _documented_learning_commands() -> list[tuple[str, list[str]]]:
+    """Every ``python benchmarks/real_model_learning.py ...`` command in the code blocks of the
+    README and docs, as (where, argv), with line continuations joined and comments dropped."""
+    import re
+    import shlex
+
+    root = BENCHMARKS.parent
+    commands = []
+    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        blocks = re.findall(r"```(?:bash|sh)\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+        for block in blocks:
+            for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+                line = line.split(" #")[0].strip()
+                if line.startswith("python benchmarks/real_model_learning.py"):
+                    commands.append((f"{page.name}: {line}", shlex.split(line)[2:]))
+    return commands
+
+
+def test_every_documented_learning_command_parses() -> None:
+    """The benchmark commands the pages show run today: the script takes their flags, their
+    ``--recipe`` is shipped, and the ``trl-env train`` command they make parses (recipe applied)."""
+    from real_model_learning import parse_args, train_command
+
+    from trl_env.cli import build_parser, parse_command_line
+
+    commands = _documented_learning_commands()
+    assert len(commands) >= 10  # the pages show at least this many; a regex slip finds none
+    for where, argv in commands:
+        args = parse_args(argv)  # SystemExit on a flag the script does not have
+        train = train_command(args, Path("runs/x"))[1:]  # without the "trl-env" program name
+        parsed = parse_command_line(build_parser(), train)
+        assert parsed.command == "train", where

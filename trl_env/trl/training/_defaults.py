@@ -72,7 +72,8 @@ gives no reward before the end, unless the run chooses its credit, gamma or part
 so GRPO's groups carry almost no signal in the steps an hour holds on a CPU. The evidence is
 Hangman's (8 lives, docs/multiturn.md): the recorded runs that learned it trained on partial
 credit 0.5 with each turn judged by its own reward (gamma 0: 30/256 and 38/256 held-out wins),
-and the same recipe with gamma 1 won 3/256; gamma 0 was not measured on the other games."""
+and the same recipe with gamma 1 won 3/256. On FrozenLake, where a move against the edge earns
+the same 0 as a fall into a hole, gamma 0 collapsed onto one move in 21 steps (docs/multiturn.md)."""
 
 _EPISODE_BUDGET_TURNS = 16
 """Model turns an episode's default token budget holds on a CPU (Hangman with 6 lives needs at
