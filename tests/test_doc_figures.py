@@ -721,6 +721,73 @@ def frozenlake_path(page: Page) -> Iterator[str]:
 
 
 @checks(MULTITURN)
+def frozenlake_step_group(page: Page) -> Iterator[str]:
+    """``--recipe frozenlake-step-group``, stopped by hand (``learning_frozenlake_step_group_amx/``):
+    the resolved settings, steps, time and memory, the step table, the entropy fall, the wins,
+    the `[right]` episodes counted from the saved rollouts, and the step-1 comparison with
+    frozenlake-path's run (same episodes)."""
+    folder = RESULTS + "learning_frozenlake_step_group_amx/"
+    start = text_of(folder + "start.txt")
+    load_average = re.search(r"load average: ([\d.]+),", start)[1]
+    assert start.split()[-1].startswith("ed1d236")
+    yield f"(commit ed1d236, load average {load_average} at the start"
+    settings = yaml.safe_load(text_of(folder + "config.yaml"))
+    assert settings["recipe"] == "frozenlake-step-group" and settings["bf16"]
+    assert settings["env_kwargs"] == {"is_slippery": False, "partial_credit": 0.5}
+    assert (settings["credit"], settings["gamma"], settings["max_turns"]) == ("step-group", 1.0, 12)
+    parsed = step_rows(page, folder, ((1, 10), (11, 20), (21, 30)))
+    steps = parsed["steps"]
+    assert [r["step"] for r in steps] == list(range(1, 31))
+    assert set(parsed["held"]) == {0, 10, 20, 30} and set(parsed["held"].values()) == {0.0}
+    last = steps[-1]
+    yield (
+        f"after {len(steps)} GRPO steps ({minutes(last['wall_time_s'], 1)} minutes, peak RSS "
+        f"{last['peak_rss_gb']:.2f} GB)"
+    )
+    entropy = [mean(r["entropy"] for r in steps[a : a + 10]) for a in (0, 10, 20)]
+    yield (
+        f"fell from {entropy[0]:.2f} over steps 1-10 to {entropy[1]:.2f} over steps 11-20 and "
+        f"{entropy[2]:.2f} over"
+    )
+    wins = round(sum(r["env/success_rate"] * 16 for r in steps))
+    last_win = max(int(r["step"]) for r in steps if r["env/success_rate"] > 0)
+    yield f"reached the goal in {wins} of {16 * len(steps)} episodes, the last at step {last_win}"
+    most = max(
+        round(float(r["env/success_rate"]) * 16)
+        for name in ("not_slippery_default", "shaped_gamma0", "path", "step_group")
+        for r in csv.DictReader(
+            io.StringIO(text_of(RESULTS + f"learning_frozenlake_{name}_amx/metrics.csv"))
+        )
+        if r.get("reward")
+    )
+    yield f"no step of the four runs had more than {most} wins in its 16 episodes"
+    episodes = [
+        json.loads(line)
+        for step in (29, 30)
+        for line in text_of(folder + f"rollouts/step-0000{step}.jsonl").splitlines()
+    ]
+    replaying = [
+        e
+        for e in episodes
+        if e["ended_by"] == "max_turns"
+        and all(re.findall(r"\[(\w+)\]", a.lower())[:1] == ["right"] for a in e["actions"][-5:])
+    ]
+    yield f"and 30, {len(replaying)} of the {len(episodes)} episodes ran to the 12-move limit"
+    path = list(
+        csv.DictReader(io.StringIO(text_of(RESULTS + "learning_frozenlake_path_amx/metrics.csv")))
+    )
+    path_steps = [{k: float(v) for k, v in r.items() if v} for r in path if r.get("reward")]
+    here, there = steps[0], path_steps[0]
+    assert (here["env/mean_return"], here["env/mean_turns"]) == (
+        there["env/mean_return"], there["env/mean_turns"]
+    )  # fmt: skip
+    span = mean(r["step_time"] for r in path_steps[:10])
+    mine = mean(r["step_time"] for r in steps[:10])
+    yield f"took {mine:.1f} s over steps 1-10 against frozenlake-path's {span:.1f} s"
+    yield f"{here['step_time']:.1f} s here against {there['step_time']:.1f} s"
+
+
+@checks(MULTITURN)
 def recipe_through_the_product(page: Page) -> Iterator[str]:
     """``--recipe multiturn-hangman`` run by ``real_model_learning.py`` through ``trl-env train`` and
     ``trl-env eval`` (``learning_hangman_recipe_amx/``): the policy table from ``result.json``
