@@ -7,6 +7,7 @@ from collections import deque
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.utils.env_checker import check_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from trl_env.envs import toy_text
@@ -299,6 +300,43 @@ def test_frozen_lake_partial_credit_resets_and_is_off_by_default() -> None:
     with pytest.raises(ValueError, match="partial_credit must be >= 0"):
         gym.make("TextFrozenLake-v1", partial_credit=-0.1)
     assert walking_distances(["SFH", "HFG"]) == {5: 0, 4: 1, 1: 2, 0: 3}
+
+
+def test_frozen_lake_random_start_draws_safe_cells_from_the_seed() -> None:
+    env = gym.make("TextFrozenLake-v1", is_slippery=False, random_start=True)
+    starts = set()
+    for seed in range(300):
+        observation, _ = env.reset(seed=seed)
+        state = int(env.unwrapped.game.s)
+        starts.add(state)
+        row, col = divmod(state, 4)
+        assert f"You (@) are at row {row + 1}, column {col + 1}." in observation
+        assert observation.count("@") >= 2  # the rules name it, and the map draws it once
+        assert env.reset(seed=seed)[0] == observation  # the seed decides the start
+    # Every safe cell that can reach the goal, and none else (holes, the goal, dead ends).
+    assert starts == {0, 1, 2, 3, 4, 6, 8, 9, 10, 13, 14}
+    assert "from a random safe cell" in observation
+    fixed = gym.make("TextFrozenLake-v1", is_slippery=False)
+    assert {(fixed.reset(seed=seed), int(fixed.unwrapped.game.s))[1] for seed in range(20)} == {0}
+    with pytest.raises(ValueError, match="random_start needs a safe cell"):
+        gym.make("TextFrozenLake-v1", desc=["SH", "HG"], random_start=True)
+
+
+def test_frozen_lake_random_start_credit_counts_from_the_start_cell() -> None:
+    env = gym.make("TextFrozenLake-v1", is_slippery=False, random_start=True, partial_credit=0.5)
+    seed = next(s for s in range(100) if (env.reset(seed=s), int(env.unwrapped.game.s))[1] == 9)
+    env.reset(seed=seed)  # row 3, column 2: 3 moves from the goal, so each earns 0.5 / 3
+    _, reward, terminated, _, _ = env.step("[up]")  # into the hole at row 2, column 2
+    assert (reward, terminated) == (0.0, True)
+    env.reset(seed=seed)  # the same cell again
+    rewards = [env.step(f"[{move}]")[1] for move in ["left", "right", "right", "down", "right"]]
+    step = 0.5 / 3
+    assert rewards == pytest.approx([0.0, 0.0, step, step, 1.0])
+    near = next(s for s in range(200) if (env.reset(seed=s), int(env.unwrapped.game.s))[1] == 14)
+    env.reset(seed=near)  # next to the goal: one move wins, and pays the game's 1 only
+    _, reward, terminated, _, info = env.step("[right]")
+    assert (reward, terminated, info["success"]) == (1.0, True, True)
+    check_env(env.unwrapped, skip_render_check=True)
 
 
 # --- CliffWalking -------------------------------------------------------------------------------

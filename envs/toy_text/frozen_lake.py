@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any, ClassVar
 
+import numpy as np
 from gymnasium.envs.toy_text.frozen_lake import MAPS, FrozenLakeEnv
 from trl_env.envs._common import improvement_reward
 from trl_env.envs.toy_text._adapter import (
@@ -88,6 +89,14 @@ class TextFrozenLakeEnv(ToyTextEnv):
     ``partial_credit``, a move to a cell closer than any before is always rewarded, and walking
     back and forth earns nothing. Success (``info["success"]``) is reaching the goal either way.
 
+    ## Starting State
+    The player starts on ``S`` (gymnasium's start). With ``random_start=True`` each game starts
+    instead on a cell drawn uniformly, from the reset seed, among the safe cells other than the
+    goal from which the goal can be reached (on the 4x4 map: 11 cells, 1 to 6 moves from the
+    goal); ``d_start`` is then that cell's distance. Games then differ by seed, and some start
+    near the goal, so a learner meets wins early and each cell's move where it pays (a curriculum
+    of exploring starts).
+
     ## Episode End
     Terminated on reaching the goal or falling into a hole. Truncated by ``TimeLimit`` after 100
     steps (4x4) or 200 steps (8x8), invalid replies included.
@@ -95,7 +104,8 @@ class TextFrozenLakeEnv(ToyTextEnv):
     ## Arguments
     ```python
     gym.make("TextFrozenLake-v1", map_name="4x4", is_slippery=True, success_rate=1/3,
-             invalid_action_penalty=0.1, partial_credit=0.0, render_mode="ansi")
+             invalid_action_penalty=0.1, partial_credit=0.0, random_start=False,
+             render_mode="ansi")
     gym.make("TextFrozenLake8x8-v1")  # map_name="8x8", max_episode_steps=200
     ```
     ``map_name`` is ``"4x4"`` or ``"8x8"`` (gymnasium's maps); ``desc`` (a list of row strings)
@@ -139,6 +149,7 @@ class TextFrozenLakeEnv(ToyTextEnv):
         success_rate: float = 1.0 / 3.0,
         invalid_action_penalty: float = 0.1,
         partial_credit: float = 0.0,
+        random_start: bool = False,
     ) -> None:
         if desc is None and map_name not in MAPS:
             raise ValueError(f"map_name must be one of {sorted(MAPS)}, got {map_name!r}")
@@ -149,10 +160,24 @@ class TextFrozenLakeEnv(ToyTextEnv):
         self._distances = walking_distances(rows)
         self._start_distance = self._distances.get("".join(rows).find("S"), 0)
         self._best_closeness = 0.0
+        self.random_start = bool(random_start)
         self.is_slippery = bool(is_slippery)
         self.success_rate = float(success_rate)
         self._rows = rows
         game = FrozenLakeEnv(desc=list(rows), is_slippery=is_slippery, success_rate=success_rate)
+        if self.random_start:
+            # Gymnasium's reset draws the start from this distribution with the env's generator.
+            starts = [state for state, distance in self._distances.items() if distance > 0]
+            if not starts:
+                raise ValueError(
+                    "random_start needs a safe cell from which the goal can be reached"
+                )
+            game.initial_state_distrib = np.bincount(starts, minlength=len(game.P)) / len(starts)
+        start = (
+            "from a random safe cell (@ marks where you start; S is the usual start)"
+            if self.random_start
+            else "from the start S"
+        )
         slippery = (
             f"The ice is slippery: a move goes the way you chose only with probability "
             f"{success_rate:.2g}; otherwise you slide to one side (left or right of that direction).\n"
@@ -161,7 +186,7 @@ class TextFrozenLakeEnv(ToyTextEnv):
         )
         rules = (
             f"Let's play Frozen Lake. Walk across a frozen lake ({len(rows)} rows x "
-            f"{len(rows[0])} columns) from the start S to the goal G without falling into a hole.\n"
+            f"{len(rows[0])} columns) {start} to the goal G without falling into a hole.\n"
             "Map: S start, F frozen ice (safe), H hole, G goal, @ you. Row 1 is the top (north) "
             "row, column 1 the left (west) column.\n"
             f"{slippery}"
@@ -180,7 +205,10 @@ class TextFrozenLakeEnv(ToyTextEnv):
     ) -> tuple[str, dict[str, Any]]:
         """Start a new game and return the rules, the map and the reply format."""
         self._best_closeness = 0.0
-        return super().reset(seed=seed, options=options)
+        observation, info = super().reset(seed=seed, options=options)
+        # Closeness is measured from where this game starts (gymnasium's S, or a random cell).
+        self._start_distance = self._distances.get(int(self.game.s), 0)  # type: ignore[attr-defined]
+        return observation, info
 
     def _closeness(self, state: int) -> float:
         """``1 - d / d_start`` of a cell, in [0, 1] (0 where the goal cannot be reached)."""
