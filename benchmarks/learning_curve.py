@@ -294,6 +294,8 @@ def write_results(
     note: str | None = None,
 ) -> None:
     """The results file: the machine, the command, every seed's figures and their summary."""
+    from trl_env._machine import machine_record
+
     versions = _versions()
     results = {
         "command": shlex.join(command),
@@ -306,6 +308,9 @@ def write_results(
         "per_seed": records,
         "machine": {
             "cpu_model": _cpu_model(),
+            # The flags that decide the arithmetic (bf16 units or emulation), as every results
+            # file of a train command records them.
+            **{k: v for k, v in machine_record().items() if k in ("cpu_flags", "bf16_units")},
             "cores_available": _cores(),
             "torch_threads": sorted({r["torch_threads"] for r in records}),
             "platform": platform.platform(),
