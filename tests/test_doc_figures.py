@@ -788,6 +788,88 @@ def frozenlake_step_group(page: Page) -> Iterator[str]:
 
 
 @checks(MULTITURN)
+def frozenlake_random_start(page: Page) -> Iterator[str]:
+    """``--recipe frozenlake-random-start`` (``learning_frozenlake_random_start_amx/``): the
+    resolved settings, steps, time and memory, the policy table with intervals recomputed, the
+    "above all three" claim recomputed, the wins by start cell read from the transcripts, the step
+    table, the sampled moves of steps 21-30 and the step times against frozenlake-path's."""
+    folder = RESULTS + "learning_frozenlake_random_start_amx/"
+    run = load(folder + "result.json")
+    assert "--lora --minutes 55 --recipe frozenlake-random-start --out " in run["command"]
+    settings = yaml.safe_load(text_of(folder + "config.yaml"))
+    assert settings["env_kwargs"] == {
+        "is_slippery": False, "partial_credit": 0.5, "random_start": True
+    }  # fmt: skip
+    assert (settings["credit"], settings["gamma"], settings["max_turns"]) == ("turn", 1.0, 12)
+    assert (settings["warm_start"], settings["bf16"]) == ("random", True)
+    assert run["commit"] == "9bd1e39" and run["idle"] is False
+    yield f"load average {run['load_average_before']} at the start"
+    record, phrase = clock_ended_run(run, folder)
+    yield phrase.replace("GRPO steps, the train command", "GRPO steps, the train command")
+    policy_rows(run, page, folder + "result.json")
+    bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "warm_start", "random"))
+    low = wilson_interval(run["after"]["wins"], 256)[0]
+    assert low > bound
+    yield f"lies above all three ({low:.3f} > {bound:.3f})"
+    yield f"Its mean of {run['after']['mean_turns']:.2f} turns"
+
+    def wins_by_cell(eval_folder: str) -> dict[str, list[int]]:
+        cells: dict[str, list[int]] = {}
+        for line in text_of(folder + eval_folder + "/transcripts.jsonl").splitlines():
+            game = json.loads(line)
+            cell = re.search(r"are at (row \d, column \d)", game["transcript"][0]["text"])[1]
+            cells.setdefault(cell, []).append(game["success"])
+        return cells
+
+    after = wins_by_cell("eval_after")
+    always = {cell for cell, games in after.items() if all(games)}
+    assert len(after) == 11 and all(all(g) or not any(g) for g in after.values())
+    yield f"wins every held-out game from {len(always)} of the {len(after)} start cells and none"
+    yield f"from the other {len(after) - len(always)}"
+    start = after["row 1, column 1"]
+    moves = {
+        json.loads(line)["turns"]
+        for line in text_of(folder + "eval_after/transcripts.jsonl").splitlines()
+        if "are at row 1, column 1." in json.loads(line)["transcript"][0]["text"]
+    }
+    assert all(start) and moves == {7}
+    yield f"(row 1, column 1: {sum(start)} of {len(start)} games there, each in seven moves"
+    warm = wins_by_cell("eval_warm_start")
+    assert {cell for cell, games in warm.items() if any(games)} == {"row 3, column 2"}
+    spans = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 60), (61, 70), (71, 80),
+             (81, 90), (91, 98))  # fmt: skip
+    parsed = step_rows(page, folder, spans)
+    steps = parsed["steps"]
+    assert parsed["held"][20] == parsed["held"][30] == 0.0
+    yield "0/32 held-out at steps 20 and 30"
+    yield f"a run stopped at {record['steps']} steps"
+    oracle = load(folder + "eval_oracle/results.json")["envs"]["TextFrozenLake-v1"]
+    assert oracle["success_rate"] == 1.0
+    yield f"({oracle['mean_turns']:.2f} on average under the env's optimal policy)"
+    yield f"lower than the optimal policy's {oracle['mean_turns']:.2f}"
+    yield f"({round(parsed['held'][40] * 32)}/32 held-out at step 40)"
+    tail = mean(r["entropy"] for r in steps[-8:])
+    yield f"entropy {tail:.2f} over the last steps"
+    moves_21_30 = [
+        re.findall(r"(left|right|up|down)", action.lower())[:1]
+        for step in range(21, 31)
+        for line in text_of(folder + f"rollouts/step-{step:06d}.jsonl").splitlines()
+        for action in json.loads(line)["actions"]
+    ]
+    downs = sum(move == ["down"] for move in moves_21_30)
+    yield f"({downs} of the {len(moves_21_30)} sampled moves `[down]`"
+    path = list(
+        csv.DictReader(io.StringIO(text_of(RESULTS + "learning_frozenlake_path_amx/metrics.csv")))
+    )
+    path_mean = mean(float(r["step_time"]) for r in path if r.get("reward"))
+    yield (
+        f"({mean(r['step_time'] for r in steps):.1f} s a step on average against "
+        f"frozenlake-path's {path_mean:.1f} s)"
+    )
+    yield f"so 55 minutes held {record['steps']} steps"
+
+
+@checks(MULTITURN)
 def recipe_through_the_product(page: Page) -> Iterator[str]:
     """``--recipe multiturn-hangman`` run by ``real_model_learning.py`` through ``trl-env train`` and
     ``trl-env eval`` (``learning_hangman_recipe_amx/``): the policy table from ``result.json``

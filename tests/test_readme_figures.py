@@ -277,6 +277,26 @@ def test_readme_real_model_figures_match_results() -> None:
         f"from {fraction(default['before'])} to {fraction(default['after'])} in "
         f"{record['steps']} GRPO steps on an Intel CPU with AMX"
     ) in learning
+    # The third game (FrozenLake from random start cells): after above every reference,
+    # recomputed from the counts, in the README and learning.md.
+    folder = "benchmarks/results/learning_frozenlake_random_start_amx/"
+    third, third_run = load(folder + "result.json"), load(folder + "run.json")
+    assert "--recipe frozenlake-random-start" in third["command"]
+    assert third_run["stopped_by"] == "minutes"
+    for key in ("before", "warm_start", "random"):
+        assert interval(third["after"])[0] > interval(third[key])[1], key
+    assert (
+        f"took held-out greedy wins from {fraction(third['before'])} to "
+        f"**{fraction(third['after'])} (95% CI {ci(third['after'])})** in {third_run['steps']} "
+        f"GRPO steps and {third_run['wall_time_s'] / 60:.1f} minutes on the same CPU, above the "
+        f"random policy's {fraction(third['random'])} (CI {ci(third['random'])}) and the warm "
+        f"start's {fraction(third['warm_start'])}"
+    ) in text
+    assert (
+        f"held-out greedy wins from {fraction(third['before'])} to {fraction(third['after'])} in "
+        f"{third_run['steps']} GRPO steps, above the random policy's {fraction(third['random'])} "
+        f"and the warm start's {fraction(third['warm_start'])}"
+    ) in learning
     # The frequency order on the same seeds and game (the loop of docs/multiturn.md).
     import gymnasium as gym
 
