@@ -834,6 +834,17 @@ def frozenlake_random_start(page: Page) -> Iterator[str]:
     }
     assert all(start) and moves == {7}
     yield f"(row 1, column 1: {sum(start)} of {len(start)} games there, each in seven moves"
+    fixed = load(folder + "eval_after_fixed_start/results.json")["envs"]["TextFrozenLake-v1"]
+    fixed_settings = yaml.safe_load(text_of(folder + "eval_after_fixed_start/config.yaml"))
+    assert fixed_settings["env_kwargs"] == {"is_slippery": False, "partial_credit": 0.5}
+    path_run = load(RESULTS + "learning_frozenlake_path_amx/result.json")
+    assert (fixed["episodes"], fixed["success_rate"]) == (256, 1.0)
+    yield f"trained model wins {round(fixed['success_rate'] * 256)}/256 greedy games, each in {fixed['mean_turns']:.0f} moves"
+    yield (
+        f"frozenlake-path's random walk won {fraction(path_run['random'])} and its warm start "
+        f"and trained model {fraction(path_run['warm_start'])}"
+    )
+    assert fraction(path_run["after"]) == fraction(path_run["warm_start"])
     warm = wins_by_cell("eval_warm_start")
     assert {cell for cell, games in warm.items() if any(games)} == {"row 3, column 2"}
     spans = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 60), (61, 70), (71, 80),
