@@ -292,6 +292,8 @@ def test_readme_real_model_figures_match_results() -> None:
         f"random policy's {fraction(third['random'])} (CI {ci(third['random'])}) and the warm "
         f"start's {fraction(third['warm_start'])}"
     ) in text
+    fixed = load(folder + "eval_after_fixed_start/results.json")["envs"]["TextFrozenLake-v1"]
+    assert f"and {round(fixed['success_rate'] * 256)}/256 games of the fixed-start game" in text
     assert (
         f"held-out greedy wins from {fraction(third['before'])} to {fraction(third['after'])} in "
         f"{third_run['steps']} GRPO steps, above the random policy's {fraction(third['random'])} "

@@ -63,7 +63,8 @@ class TextFrozenLakeEnv(ToyTextEnv):
     """Frozen Lake: cross a frozen lake from the start to the goal without falling into a hole.
 
     ## Description
-    Gymnasium's ``FrozenLake-v1`` (``FrozenLakeEnv``), unchanged, as text. The lake is a grid of
+    Gymnasium's ``FrozenLake-v1`` (``FrozenLakeEnv``), unchanged (but for the start cell with
+    ``random_start``), as text. The lake is a grid of
     ``S`` (start), ``F`` (frozen, safe), ``H`` (hole) and ``G`` (goal); the player is drawn as
     ``@``. On slippery ice (the default, as in gymnasium) a move goes in the chosen direction with
     probability ``success_rate`` and otherwise to one of the two perpendicular directions.
@@ -164,7 +165,12 @@ class TextFrozenLakeEnv(ToyTextEnv):
         self.is_slippery = bool(is_slippery)
         self.success_rate = float(success_rate)
         self._rows = rows
-        game = FrozenLakeEnv(desc=list(rows), is_slippery=is_slippery, success_rate=success_rate)
+        # A map with no S divides by zero in gymnasium's start distribution; random_start
+        # replaces that distribution at once, so its warning would only mislead.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            game = FrozenLakeEnv(
+                desc=list(rows), is_slippery=is_slippery, success_rate=success_rate
+            )
         if self.random_start:
             # Gymnasium's reset draws the start from this distribution with the env's generator.
             starts = [state for state, distance in self._distances.items() if distance > 0]
