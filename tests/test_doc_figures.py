@@ -532,11 +532,17 @@ def policy_rows(run: dict[str, Any], page: Page, results: str) -> None:
     assert [row[1:] for row in table] == [row[1:] for row in rows]
 
 
+def training_steps(folder: str) -> list[dict[str, float]]:
+    """The GRPO steps of ``folder``'s ``metrics.csv`` (rows with a training reward), as floats."""
+    metrics = csv.DictReader(io.StringIO(text_of(folder + "metrics.csv")))
+    return [{k: float(v) for k, v in r.items() if v} for r in metrics if r.get("reward")]
+
+
 def step_rows(page: Page, folder: str, spans: tuple[tuple[int, int], ...]) -> dict[str, Any]:
     """Asserts the step table after ``folder``'s ``metrics.csv`` marker: means over each span of
     the training batches, and the held-out wins of its last step; returns the parsed rows."""
     metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
-    steps = [{k: float(v) for k, v in r.items() if v} for r in metrics if r.get("reward")]
+    steps = training_steps(folder)
     held = {
         int(r["step"]): float(r["eval_success_rate"]) for r in metrics if r["eval_success_rate"]
     }
@@ -753,12 +759,9 @@ def frozenlake_step_group(page: Page) -> Iterator[str]:
     last_win = max(int(r["step"]) for r in steps if r["env/success_rate"] > 0)
     yield f"reached the goal in {wins} of {16 * len(steps)} episodes, the last at step {last_win}"
     most = max(
-        round(float(r["env/success_rate"]) * 16)
+        round(r["env/success_rate"] * 16)
         for name in ("not_slippery_default", "shaped_gamma0", "path", "step_group")
-        for r in csv.DictReader(
-            io.StringIO(text_of(RESULTS + f"learning_frozenlake_{name}_amx/metrics.csv"))
-        )
-        if r.get("reward")
+        for r in training_steps(RESULTS + f"learning_frozenlake_{name}_amx/")
     )
     yield f"no step of the four runs had more than {most} wins in its 16 episodes"
     episodes = [
@@ -773,10 +776,7 @@ def frozenlake_step_group(page: Page) -> Iterator[str]:
         and all(re.findall(r"\[(\w+)\]", a.lower())[:1] == ["right"] for a in e["actions"][-5:])
     ]
     yield f"and 30, {len(replaying)} of the {len(episodes)} episodes ran to the 12-move limit"
-    path = list(
-        csv.DictReader(io.StringIO(text_of(RESULTS + "learning_frozenlake_path_amx/metrics.csv")))
-    )
-    path_steps = [{k: float(v) for k, v in r.items() if v} for r in path if r.get("reward")]
+    path_steps = training_steps(RESULTS + "learning_frozenlake_path_amx/")
     here, there = steps[0], path_steps[0]
     assert (here["env/mean_return"], here["env/mean_turns"]) == (
         there["env/mean_return"], there["env/mean_turns"]
@@ -879,10 +879,9 @@ def frozenlake_random_start(page: Page) -> Iterator[str]:
                     played.append(news[1] if news else None)
     downs = played.count("down")
     yield f"({downs} of the {len(played)} sampled replies played as `[down]`"
-    path = list(
-        csv.DictReader(io.StringIO(text_of(RESULTS + "learning_frozenlake_path_amx/metrics.csv")))
+    path_mean = mean(
+        r["step_time"] for r in training_steps(RESULTS + "learning_frozenlake_path_amx/")
     )
-    path_mean = mean(float(r["step_time"]) for r in path if r.get("reward"))
     yield (
         f"({mean(r['step_time'] for r in steps):.1f} s a step on average against "
         f"frozenlake-path's {path_mean:.1f} s)"
@@ -2084,8 +2083,7 @@ def cli_figures(page: Page) -> Iterator[str]:
     (a, ga), (b, gb), (c, gc) = wins.values()
     assert ga == gb == 0 and gc == 1
     yield f"with gamma 0 ({a}/256 and {b}/256 held-out wins; the same recipe with gamma 1 won {c}/256)"
-    collapsed = text_of(RESULTS + "learning_frozenlake_shaped_gamma0_amx/metrics.csv")
-    steps = [r for r in csv.DictReader(io.StringIO(collapsed)) if r.get("reward")]
+    steps = training_steps(RESULTS + "learning_frozenlake_shaped_gamma0_amx/")
     yield f"gamma 0 collapsed onto one move in {len(steps)} steps"
     # Perfect play against itself draws every game: a score of 0.5, its interval recomputed.
     low, high = wilson_interval(20, 40)
