@@ -34,6 +34,15 @@ def _load(path: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
+def env_class(env_id: str) -> Any:
+    """The class (or creator) ``env_id`` is registered with, without making an env: what a
+    question about the env's kind or its own policies is answered from."""
+    from gymnasium.envs.registration import load_env_creator
+
+    entry_point = check_env_id(env_id).entry_point
+    return load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+
+
 def check_env_id(env_id: str) -> gym.envs.registration.EnvSpec:
     """The spec of ``env_id``, or a :class:`UsageError` with gymnasium's "Did you mean" hint."""
     if not isinstance(env_id, str):

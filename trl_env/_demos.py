@@ -15,7 +15,8 @@ self-play does, and keeps each seat's own conversation as a row (with its ``seat
 the game as the model will see it in self-play, from the first mover's side and the second's.
 
 Oracle demos teach the game; random demos teach only the reply format (what a model learns
-beyond them is GRPO's). ``trl-env sft`` fine-tunes on them, tokenized exactly as the rollout
+beyond them is GRPO's). An env's own scripted players (:func:`trl_env._policies.scripted_policies`,
+such as Hangman's ``frequency``) play demos by name too. ``trl-env sft`` fine-tunes on them, tokenized exactly as the rollout
 presents episodes.
 
 Example:
@@ -51,6 +52,7 @@ __all__ = [
     "DEMO_SEED_OFFSET",
     "DemosConfig",
     "load_demos",
+    "plays_demos",
     "record_demos",
     "write_demos",
 ]
@@ -66,6 +68,27 @@ DEMO_SEED_OFFSET = 1_000_000_000
 that ``trl-env eval`` uses by default, so demos never replay a held-out evaluation game."""
 
 POLICIES = ("oracle", "random")
+"""The policies every env may have; an env's own scripted players are named by the env."""
+
+
+def _scripted_everywhere(name: str, env_ids: Sequence[str]) -> bool:
+    from trl_env._checks import env_class
+    from trl_env._policies import scripted_policies
+
+    return bool(env_ids) and all(name in scripted_policies(env_class(e)) for e in env_ids)
+
+
+def plays_demos(name: str, env_ids: Sequence[str]) -> bool:
+    """Whether ``name`` is a policy that plays demos now (``oracle``, ``random``, or a scripted
+    player of every env of ``env_ids``) rather than a folder of recorded demos. A policy's name
+    wins over a folder of that name, as ``random`` and ``oracle`` do (``./frequency`` names the
+    folder).
+
+    Example:
+        >>> plays_demos("frequency", ["TextHangman-v0"]), plays_demos("runs/demos", [])
+        (True, False)
+    """
+    return name in POLICIES or _scripted_everywhere(name, env_ids)
 
 
 @dataclass
@@ -76,8 +99,8 @@ class DemosConfig:
     policy: str = field(
         default="oracle",
         metadata={
-            "help": "who plays: the env's solver (oracle) or random well-formed replies (random)",
-            "choices": POLICIES,
+            "help": "who plays: the env's solver (oracle), random well-formed replies (random), "
+            "or a scripted player of the env (Hangman: frequency)"
         },
     )
     episodes: int = field(default=32, metadata={"help": "episodes per environment"})
@@ -104,8 +127,11 @@ class DemosConfig:
             self.system_prompt = None
         if not self.env_ids:
             raise UsageError("name at least one environment ID (see `trl-env list --oracles`)")
-        if self.policy not in POLICIES:
-            raise UsageError(f"policy must be one of {POLICIES}, got {self.policy!r}")
+        if self.policy not in POLICIES and not _scripted_everywhere(self.policy, self.env_ids):
+            raise UsageError(
+                f"policy must be oracle, random or a scripted player of every env (Hangman: "
+                f"frequency), got {self.policy!r}"
+            )
         if self.episodes < 1:
             raise UsageError(f"episodes must be >= 1, got {self.episodes}")
         if self.seed < 0:
@@ -137,7 +163,8 @@ def record_demos(
 
     Args:
         env_ids: One registered ID or several.
-        policy: ``"oracle"`` (the env's solver) or ``"random"`` (random well-formed replies).
+        policy: ``"oracle"`` (the env's solver), ``"random"`` (random well-formed replies) or
+            the name of a scripted player of every env (Hangman's ``"frequency"``).
         episodes: Episodes per env.
         seed: Episode ``i`` plays ``reset(seed=DEMO_SEED_OFFSET + seed + i)``; the random
             policy's generator is seeded with ``seed`` too.
@@ -158,7 +185,7 @@ def record_demos(
     """
     from trl_env._episode import Episode, Task
     from trl_env._play import run_episodes
-    from trl_env._policies import OraclePolicy, RandomPolicy
+    from trl_env._policies import OraclePolicy, RandomPolicy, ScriptedPolicy
 
     config = DemosConfig(
         env_ids=[env_ids] if isinstance(env_ids, str) else list(env_ids),
@@ -174,7 +201,11 @@ def record_demos(
     for env_id in config.env_ids:
         seeds = [DEMO_SEED_OFFSET + seed + i for i in range(episodes)]
         envs = [gym.make(env_id, **config.env_kwargs) for _ in seeds]
-        chooser = OraclePolicy() if policy == "oracle" else RandomPolicy(seed)
+        chooser = (
+            OraclePolicy() if policy == "oracle"
+            else RandomPolicy(seed) if policy == "random"
+            else ScriptedPolicy(policy)
+        )  # fmt: skip
         tasks = [Task(env_id, s, dict(config.env_kwargs)) for s in seeds]
         try:
             _check_policy(env_id, envs[0], policy)

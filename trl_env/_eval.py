@@ -1,6 +1,6 @@
 """Evaluate a policy on text environments: the logic behind ``trl-env eval``.
 
-Three kinds of policy play the same seeded games (episode ``i`` of an env is ``reset(seed=seed+i)``
+Four kinds of policy play the same seeded games (episode ``i`` of an env is ``reset(seed=seed+i)``
 whatever the policy, so results are comparable across policies):
 
 * ``"random"``: a uniformly random *legal-looking* reply drawn by the env itself
@@ -8,6 +8,8 @@ whatever the policy, so results are comparable across policies):
   one (:class:`trl_env._policies.RandomPolicy`).
 * ``"oracle"``: the env's own solver, ``env.unwrapped.oracle_action()``
   (:class:`trl_env._policies.OraclePolicy`).
+* one of the env's own scripted players by name (``frequency``: Hangman's fixed letter order;
+  :class:`trl_env._policies.ScriptedPolicy`).
 * a model (a local directory or a Hugging Face Hub id): episodes are played in batches by the
   rollout of the TRL bridge (:func:`trl_env.trl._model_play.play_model`), the exact code that
   plays training episodes. Needs ``pip install "trl-env[trl]"``, imported only then.
@@ -41,7 +43,7 @@ import gymnasium as gym
 import numpy as np
 
 # _load stays importable from here for `trl-env list` (private, not in __all__).
-from trl_env._checks import _load, check_env_id, make_text_env  # noqa: F401
+from trl_env._checks import _load, check_env_id, env_class, make_text_env  # noqa: F401
 from trl_env._episode import Episode, Task
 from trl_env._eval_report import EvalReport, format_table, write_outputs
 from trl_env._model_options import ModelOptions
@@ -50,9 +52,11 @@ from trl_env._policies import (
     OraclePolicy,
     Policy,
     RandomPolicy,
+    ScriptedPolicy,
     has_oracle,
     oracle_action,
     random_action,
+    scripted_policies,
 )
 from trl_env._progress import _Progress, _TurnCounter
 from trl_env._summary import EnvSummary, add_samples, confidence_interval, summarize
@@ -114,14 +118,22 @@ def find_oracle(env_id: str) -> Callable[[gym.Env[str, str]], str] | None:
 _POLICY_NAMES = ("random", "oracle")
 
 
-def policy_kind(policy: str) -> str:
-    """``"random"``, ``"oracle"`` or ``"model"``; a :class:`UsageError` for a policy that is none.
+def policy_kind(policy: str, env_ids: Sequence[str] = ()) -> str:
+    """``"random"``, ``"oracle"``, ``"scripted"`` (a scripted player of every env of ``env_ids``,
+    see :func:`~trl_env._policies.scripted_policies`) or ``"model"``; a :class:`UsageError` for a
+    policy that is none.
 
     A model is an existing path or a string shaped like a Hub id (``org/name`` or ``name``); a
     near miss of ``random``/``oracle`` that is not an existing path is taken for a typo.
     """
     if policy in _POLICY_NAMES:
         return policy
+    having = [e for e in env_ids if policy in scripted_policies(env_class(e))]
+    if having and len(having) == len(set(env_ids)):
+        return "scripted"
+    if having:
+        lacking = sorted(set(env_ids) - set(having))
+        raise UsageError(f"{policy!r} is a scripted player of {having[0]}, not of {lacking[0]}")
     if os.path.exists(policy):
         return "model"
     close = difflib.get_close_matches(policy.lower(), _POLICY_NAMES, n=1, cutoff=0.7)
@@ -182,12 +194,15 @@ _SAMPLE_STREAM = 0x53414D50  # "SAMP": the sampled random policies' seeds, apart
 
 
 def _simple_policy(kind: str, seed: int, sample: int | None) -> Policy:
-    """The oracle, or the random policy of the main run (``sample=None``) or of sample ``i``.
+    """The oracle, a scripted player (``kind`` its name), or the random policy of the main run
+    (``sample=None``) or of sample ``i``.
 
     Sample ``i`` gets its own seed drawn from ``(seed, "SAMP", i)``: the ``k`` random policies
     are distinct from each other and from the main run's, and the same in every run."""
     if kind == "oracle":
         return OraclePolicy()
+    if kind != "random":
+        return ScriptedPolicy(kind)
     if sample is None:
         return RandomPolicy(seed)
     entropy = np.random.SeedSequence([seed, _SAMPLE_STREAM, sample]).generate_state(1)[0]
@@ -337,7 +352,7 @@ def evaluate(
     """
     ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
     _check_arguments(ids, episodes, seed, samples, sample_temperature)
-    kind, options = policy_kind(policy), model_options or ModelOptions()
+    kind, options = policy_kind(policy, ids), model_options or ModelOptions()
     specs = {env_id: check_env_id(env_id) for env_id in dict.fromkeys(ids)}
     if options.use_vllm and kind != "model":
         raise UsageError("--use-vllm only applies when --policy is a model")
@@ -411,9 +426,10 @@ def _play(
     bar = _Progress(len(env_ids) * len(seeds) * (1 + samples), progress, env_ids[0])
     start = time.perf_counter()
     try:
-        results = _play_simple(kind, envs, seeds, kwargs, max_turns, bar)
+        # `policy` is random, oracle or a scripted player's name.
+        results = _play_simple(policy, envs, seeds, kwargs, max_turns, bar)
         sampled = [
-            _play_simple(kind, envs, seeds, kwargs, max_turns, bar, sample=i)
+            _play_simple(policy, envs, seeds, kwargs, max_turns, bar, sample=i)
             for i in range(samples)
         ]
     finally:

@@ -30,9 +30,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gymnasium.envs.registration import load_env_creator
-
-from trl_env._checks import check_env_id, make_text_env
+from trl_env._checks import check_env_id, env_class, make_text_env
 from trl_env._episode import Task
 from trl_env._head_to_head_report import EnvHeadToHead, HeadToHeadReport, PlayedMatch
 from trl_env._model_options import ModelOptions
@@ -47,17 +45,12 @@ __all__ = ["check_two_player_envs", "head_to_head", "resolve_seat_policy"]
 _DEFAULT_TURN_CAP = 1000  # replies per seat, for an env registered without max_episode_steps
 
 
-def _env_class(env_id: str) -> Any:
-    entry_point = check_env_id(env_id).entry_point
-    return load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
-
-
 def check_two_player_envs(env_ids: Sequence[str]) -> dict[str, Any]:
     """The classes of ``env_ids``; a :class:`UsageError` naming the two-player envs if one is not.
 
     Answered from the registered classes, without making an env.
     """
-    classes = {env_id: _env_class(env_id) for env_id in env_ids}
+    classes = {env_id: env_class(env_id) for env_id in env_ids}
     one_player = [
         e for e, cls in classes.items() if not (isinstance(cls, type) and is_two_player(cls))
     ]
@@ -74,7 +67,7 @@ def check_two_player_envs(env_ids: Sequence[str]) -> dict[str, Any]:
 def _scripted_players() -> set[str]:
     """The scripted players' names of every registered two-player env."""
     return {
-        name for env_id in two_player_env_ids() for name in _env_class(env_id).scripted_opponents
+        name for env_id in two_player_env_ids() for name in env_class(env_id).scripted_opponents
     }
 
 

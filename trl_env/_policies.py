@@ -9,8 +9,11 @@ fulfils): ``env.unwrapped.oracle_action()`` is the reply the env's own solver pl
 ``env.unwrapped.random_action(rng)`` a uniformly random legal-looking reply drawn from ``rng``
 only (the protocols :class:`HasOracle` and :class:`HasRandomAction`). An env with no
 ``random_action`` gets a sample of its ``action_space``. Whether an env has them is answered from
-its class (:func:`has_oracle`, :func:`has_random_action`), without making it. The model policy
-lives on the TRL side (:class:`trl_env.trl._model_policy.ModelPolicy`).
+its class (:func:`has_oracle`, :func:`has_random_action`), without making it. An env may also
+name scripted players of its own (:class:`HasScriptedPolicies`: Hangman's ``frequency``, a fixed
+letter order; a two-player game's scripted opponents): :class:`ScriptedPolicy` plays one by name
+(``env.unwrapped.scripted_action(name)``), and :func:`scripted_policies` lists a one-player env's. The
+model policy lives on the TRL side (:class:`trl_env.trl._model_policy.ModelPolicy`).
 
 Example:
     >>> import gymnasium as gym
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -36,15 +39,18 @@ __all__ = [
     "FunctionPolicy",
     "HasOracle",
     "HasRandomAction",
+    "HasScriptedPolicies",
     "OraclePolicy",
     "Policy",
     "RandomPolicy",
     "Reply",
+    "ScriptedPolicy",
     "Turn",
     "has_oracle",
     "has_random_action",
     "oracle_action",
     "random_action",
+    "scripted_policies",
 ]
 
 
@@ -147,6 +153,23 @@ class HasRandomAction(Protocol):
 
 
 @runtime_checkable
+class HasScriptedPolicies(Protocol):
+    """An env with scripted players of its own beyond the oracle and the random policy.
+
+    ``scripted_policies`` names them (a class attribute); ``scripted_action(name)`` is the
+    reply the named one plays now (the method a two-player game's scripted opponents share). They are baselines and demonstrators: Hangman's
+    ``frequency`` guesses letters in a fixed frequency order, the heuristic a trained model is
+    measured against.
+    """
+
+    scripted_policies: ClassVar[tuple[str, ...]]
+
+    def scripted_action(self, name: str) -> str:
+        """The reply the scripted player ``name`` plays in the current state."""
+        ...
+
+
+@runtime_checkable
 class DeclaresPolicies(Protocol):
     """An env class whose own policies are optional hooks, so it says itself which it has.
 
@@ -221,6 +244,23 @@ def oracle_action(env: gym.Env[str, str]) -> str:
     )
 
 
+def scripted_policies(env: EnvOrClass) -> tuple[str, ...]:
+    """The names of an env's own scripted players (:class:`HasScriptedPolicies`); ``()`` if none.
+
+    Answered from the class, like :func:`has_oracle`.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> scripted_policies(gym.make("TextHangman-v0")), scripted_policies(gym.make("TextWordle-v0"))
+        (('frequency',), ())
+    """
+    env_class = _env_class(env)
+    names = getattr(env_class, "scripted_policies", ())
+    if not callable(getattr(env_class, "scripted_action", None)):
+        return ()
+    return tuple(names) if isinstance(names, tuple) else ()
+
+
 def random_action(env: gym.Env[str, str], info: Mapping[str, Any], rng: np.random.Generator) -> str:
     """A uniformly random legal-looking reply: the env's ``random_action(rng)``, or a sample of
     its ``action_space`` for an env that has none."""
@@ -262,3 +302,40 @@ class RandomPolicy(FunctionPolicy):
             self._seeded.add(id(turn.env))
             turn.env.action_space.seed(self._seed)
         return random_action(turn.env, turn.info, self.rng)
+
+
+class ScriptedPolicy(FunctionPolicy):
+    """One of the env's own scripted players, by name: ``env.unwrapped.scripted_action(name)``.
+
+    A one-player env names its players in ``scripted_policies`` (:func:`scripted_policies`;
+    Hangman: ``"frequency"``); a two-player game names them in ``scripted_opponents``
+    (``"random"``, ``"perfect"``, ...) and its player moves for whichever seat is to move. A
+    player that draws at random draws from the env's ``np_random``, so a seeded game plays the same
+    way every time.
+
+    Args:
+        name: The player's name.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> from trl_env._play import play_episode
+        >>> episode = play_episode(gym.make("TextHangman-v0"), ScriptedPolicy("frequency"), seed=0)
+        >>> [m["content"] for m in episode.messages() if m["role"] == "assistant"][:4]
+        ['[e]', '[s]', '[i]', '[a]']
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(self._move)
+
+    def _move(self, turn: Turn) -> str:
+        game = turn.env.unwrapped
+        move = getattr(game, "scripted_action", None)
+        if not callable(move):
+            from trl_env.error import UsageError
+
+            raise UsageError(f"{type(game).__name__} has no scripted players (no scripted_action)")
+        return str(move(self.name))
+
+    def __repr__(self) -> str:
+        return f"ScriptedPolicy({self.name!r})"

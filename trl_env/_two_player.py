@@ -48,7 +48,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import gymnasium as gym
 
 from trl_env._episode import Episode, Task
-from trl_env._policies import FunctionPolicy, Policy, Reply, Turn
+from trl_env._policies import FunctionPolicy, Policy, Reply, ScriptedPolicy, Turn
 from trl_env._seats import SeatPlayer, play_seat_turns
 from trl_env._seeding import fresh_seed
 
@@ -175,27 +175,6 @@ def two_player_env_ids() -> list[str]:
         if isinstance(target, type) and is_two_player(target):
             ids.append(spec.id)
     return ids
-
-
-class ScriptedPolicy(FunctionPolicy):
-    """One of a two-player game's own scripted players, as a policy for whichever seat is to move.
-
-    Its moves are ``env.unwrapped.scripted_action(name)``: drawn from the env's ``np_random``,
-    so a seeded game plays the same way every time.
-
-    Args:
-        name: One of the game's :attr:`~TwoPlayerGame.scripted_opponents` (``"perfect"``, ...).
-    """
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        super().__init__(self._move)
-
-    def _move(self, turn: Turn) -> str:
-        return str(two_player_game(turn.env).scripted_action(self.name))
-
-    def __repr__(self) -> str:
-        return f"ScriptedPolicy({self.name!r})"
 
 
 _MODEL_HINT = "a model: trl_env.trl.model_policy('PATH')"

@@ -62,6 +62,23 @@ def test_run_folders_stand_for_their_model(tmp_path: Path) -> None:
     assert models.run_config(tmp_path) is None
 
 
+def test_a_warm_start_takes_its_train_runs_token_limits(tmp_path: Path) -> None:
+    run, warm = tmp_path / "run", tmp_path / "run" / "warm_start"
+    (warm / "merged").mkdir(parents=True)
+    train = {"max_new_tokens_per_turn": 16, "max_completion_length": 1024, "max_turns": None,
+             "system_prompt": "from the train run"}  # fmt: skip
+    (run / "train_config.json").write_text(json.dumps(train))
+    sft = {"max_turns": None, "system_prompt": "from the warm start", "max_completion_length": 7}
+    (warm / "sft_config.json").write_text(json.dumps(sft))
+    expected = {**sft, "max_new_tokens_per_turn": 16}  # its own settings win; unset ones are lent
+    assert models.run_config(warm) == expected
+    assert models.run_config(warm / "merged") == expected
+    assert models.run_config(run) == train
+    # An SFT run that no train run holds lends nothing.
+    (run / "train_config.json").unlink()
+    assert models.run_config(warm) == sft
+
+
 def test_load_a_run_folder_and_a_tiny_model(tiny_model_dir: str, tmp_path: Path) -> None:
     import shutil
 

@@ -19,6 +19,7 @@ from trl_env._env_traits import env_traits
 from trl_env._machine import SPEED_FLAGS, cpu_summary, machine_record
 from trl_env.cli import build_parser, main, parse_command_line
 from trl_env.cli._train import config_from_args
+from trl_env.error import UsageError
 from trl_env.trl.training import TrainConfig
 from trl_env.trl.training import _defaults as defaults_module
 from trl_env.trl.training import _recipes as recipes_module
@@ -161,8 +162,16 @@ def test_warm_start_must_name_a_policy_or_demos(
 ) -> None:
     argv = [ENV, "--warm-start", str(tmp_path / "nothing"), "--out", str(tmp_path / "r"), *FAST]
     assert main(["train", *argv]) == 2
-    assert "neither random, oracle nor none" in capsys.readouterr().err
+    assert "is neither random, oracle, a scripted player" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_warm_start_takes_a_scripted_player_of_every_env() -> None:
+    from trl_env.trl.training._checks import _check_warm_start
+
+    _check_warm_start(TrainConfig(["TextHangman-v0"], model="m.gguf", warm_start="frequency"))
+    with pytest.raises(UsageError, match="scripted player of every env"):
+        _check_warm_start(TrainConfig(["TextWordle-v0"], model="m.gguf", warm_start="frequency"))
 
 
 # --- defaults from the env's traits -------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""``trl-env demos``: episodes played by an env's oracle or random policy, as an SFT dataset."""
+"""``trl-env demos``: episodes played by an env's oracle, random policy or a scripted player, as an
+SFT dataset."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ _EPILOG = """\
 examples:
   trl-env demos TextTicTacToe-v0 --policy oracle --episodes 64 --out demos/ttt
   trl-env demos TextWordle-v0 TextHangman-v0 --policy random --episodes 32 --out demos/format
+  trl-env demos TextHangman-v0 --policy frequency --episodes 64 --out demos/hangman-frequency
 
 The folder holds demos.jsonl (one episode per line: messages, env_id, seed,
 episode_return, success, turns) and README.md (a dataset card with the settings). Read it with
@@ -61,7 +63,7 @@ def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
         "demos",
         parents=parents,
         formatter_class=Formatter,
-        help="record episodes of an env's oracle or random policy as an SFT dataset",
+        help="record episodes of an env's oracle, random policy or scripted player as an SFT dataset",
         description="Play episodes with the env's own oracle (its solver: teaches the game) or\n"
         "random policy (well-formed random replies: teaches the format only) and save them as a\n"
         "conversational dataset, with the rollout's system prompt.",

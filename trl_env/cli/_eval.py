@@ -1,4 +1,4 @@
-"""``trl-env eval``: measure a policy (random, oracle or a model) on environments.
+"""``trl-env eval``: measure a policy (random, oracle, a scripted player or a model) on environments.
 
 Its options are generated from :class:`~trl_env.cli._eval_config.EvalConfig`; the work is
 :func:`trl_env._eval.evaluate`."""
@@ -50,6 +50,7 @@ of the samples.
 examples:
   trl-env eval TextWordle-v0 --policy oracle --episodes 1000
   trl-env eval TextWordle-v0 TextGuessNumber-v0 --policy random --episodes 500 --seed 7
+  trl-env eval TextHangman-v0 --policy frequency --episodes 256 --seed 10000
   trl-env eval TextWordle-v0 --policy ./checkpoints/step-500 --episodes 64 \\
       --temperature 0 --max-new-tokens 128 --out runs/step-500
   trl-env eval TextGuessNumber-v0 --policy ./checkpoints/step-500 --episodes 64 \\
@@ -73,7 +74,8 @@ TextArena/TicTacToe-v0, TextArena/ConnectFour-v0):
 
 A trl-env train run folder (or its final/ or checkpoint-N/) as the policy is
 evaluated with the run's own settings (system prompt, token limits, turn limit,
-env kwargs, from its train_config.json) unless flags override them.
+env kwargs, from its train_config.json) unless flags override them; its warm
+start (RUN/warm_start) with its SFT settings and the run's token and turn limits.
 
 --out DIR writes DIR/results.json (settings and per-env statistics),
 DIR/transcripts.jsonl (one line per episode: seed, return, success, turns, transcript;
@@ -150,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
                 "use --policy oracle",
             )
     _check_out(config)
-    kind = policy_kind(config.policy)
+    kind = policy_kind(config.policy, config.env_ids)
     if config.sample_temperature is not None and kind != "model":
         raise CommandLineError(
             _PROG,
@@ -244,7 +246,7 @@ def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
         "eval",
         parents=parents,
         formatter_class=Formatter,
-        help="evaluate a policy (random, oracle or a model) on environments",
+        help="evaluate a policy (random, oracle, a scripted player or a model) on environments",
         description="Evaluate a policy on one or more environments and print a table of results.",
         epilog=_EPILOG,
     )

@@ -36,8 +36,9 @@ __all__ = ["EvalConfig"]
 _MODEL = "model policies"  # the help section of the settings that only a model uses
 
 _POLICY_HELP = (
-    "random, oracle (the env's solver: see `trl-env list --oracles`), or a model: a directory, "
-    "a Hugging Face Hub id, a .gguf file, a LoRA adapter or a trl-env train/sft run folder."
+    "random, oracle (the env's solver: see `trl-env list --oracles`), a scripted player of the "
+    "env (Hangman: frequency, a fixed letter order), or a model: a directory, a Hugging Face Hub "
+    "id, a .gguf file, a LoRA adapter or a trl-env train/sft run folder."
 )
 
 

@@ -42,6 +42,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from trl_env._checks import env_class
 from trl_env._episode import Episode, Task
 from trl_env._policies import FunctionPolicy, Policy
 from trl_env._seats import Match, play_matches
@@ -81,7 +82,7 @@ def check_seat_rows(tasks: Sequence[Task], *, pairs: bool) -> None:
             ones), or, in self-play against itself, the batch does not pair into games (an odd
             count, or rows ``2k`` and ``2k + 1`` of different tasks).
     """
-    classes = {env_id: _env_class(env_id) for env_id in {task.env_id for task in tasks}}
+    classes = {env_id: env_class(env_id) for env_id in {task.env_id for task in tasks}}
     one_player = sorted(
         env_id
         for env_id, cls in classes.items()
@@ -101,15 +102,6 @@ def check_seat_rows(tasks: Sequence[Task], *, pairs: bool) -> None:
             f"batch of {len(tasks)} rows does not pair up: use an even num_generations (each "
             "task's copies are consecutive) and an even number of rows per process"
         )
-
-
-def _env_class(env_id: str) -> Any:
-    from gymnasium.envs.registration import load_env_creator
-
-    from trl_env._checks import check_env_id
-
-    entry_point = check_env_id(env_id).entry_point
-    return load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
 
 
 class OpponentPool:

@@ -38,7 +38,15 @@ from trl_env._configs import (
     seed_field,
     system_prompt_field,
 )
-from trl_env._demos import DEFAULT_SYSTEM_PROMPT, DemosConfig, load_demos, record_demos, write_demos
+from trl_env._demos import (
+    DEFAULT_SYSTEM_PROMPT,
+    POLICIES,
+    DemosConfig,
+    load_demos,
+    plays_demos,
+    record_demos,
+    write_demos,
+)
 from trl_env.error import UsageError
 
 __all__ = ["SFTResult", "SFTRunConfig", "demo_token_stream", "run_sft"]
@@ -60,8 +68,8 @@ class SFTRunConfig:
     demos: str = field(
         default="oracle",
         metadata={
-            "help": "oracle or random (played now, --episodes per env), or a folder written by "
-            "`trl-env demos`"
+            "help": "oracle, random or a scripted player of the env such as Hangman's frequency "
+            "(played now, --episodes per env), or a folder written by `trl-env demos`"
         },
     )
     episodes: int = field(default=32, metadata={"help": "demo episodes per env when played now"})
@@ -117,7 +125,7 @@ class SFTRunConfig:
     def __post_init__(self) -> None:
         if self.system_prompt == "":  # --system-prompt "" means no system message
             self.system_prompt = None
-        if not self.env_ids and self.demos in ("oracle", "random"):
+        if not self.env_ids and self.demos in POLICIES:
             raise UsageError("name the environment IDs to play demos of (or --demos DIR)")
         if not self.model:
             raise UsageError("--model is required: a .gguf file, a model directory or a Hub id")
@@ -179,7 +187,7 @@ def demo_token_stream(processor: Any, messages: Sequence[dict[str, str]]) -> dic
 
 def _demo_rows(cfg: SFTRunConfig, say: Callable[[str], None]) -> list[dict[str, Any]]:
     output = Path(cfg.output_dir)
-    if cfg.demos in ("oracle", "random"):
+    if plays_demos(cfg.demos, cfg.env_ids):
         rows = record_demos(
             cfg.env_ids,
             policy=cfg.demos,

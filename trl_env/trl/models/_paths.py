@@ -83,13 +83,36 @@ def run_model_dir(run: str | os.PathLike[str]) -> Path:
     )
 
 
+_ROLLOUT_LIMITS = ("max_new_tokens_per_turn", "max_completion_length", "max_turns")
+"""The settings a warm start lends from the ``trl-env train`` run it belongs to."""
+
+
+def _read_config(file: Path) -> dict[str, object] | None:
+    data = json.loads(file.read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else None
+
+
 def run_config(path: str | os.PathLike[str]) -> dict[str, object] | None:
     """The ``train_config.json`` (or ``sft_config.json``) of the run that ``path`` (a run folder,
-    or its ``final/`` or ``checkpoint-N/`` folder) belongs to; ``None`` if it belongs to no run."""
+    or its ``final/`` or ``checkpoint-N/`` folder) belongs to; ``None`` if it belongs to no run.
+
+    A ``trl-env train`` run's warm start (``RUN/warm_start``, an SFT run inside the train run)
+    takes the token and turn limits its SFT config leaves unset from the train run's config: the
+    warm start was trained to play under them, so ``trl-env eval --policy RUN/warm_start`` plays
+    the games as the run played them.
+    """
     folder = Path(path)
     for candidate in (folder, folder.parent):
-        for name in (RUN_CONFIG, SFT_RUN_CONFIG):
-            if (candidate / name).is_file():
-                data = json.loads((candidate / name).read_text(encoding="utf-8"))
-                return data if isinstance(data, dict) else None
+        if (candidate / RUN_CONFIG).is_file():
+            return _read_config(candidate / RUN_CONFIG)
+        if (candidate / SFT_RUN_CONFIG).is_file():
+            data = _read_config(candidate / SFT_RUN_CONFIG)
+            enclosing = candidate.parent / RUN_CONFIG
+            if data is None or not enclosing.is_file():
+                return data
+            train = _read_config(enclosing) or {}
+            for name in _ROLLOUT_LIMITS:
+                if data.get(name) is None and train.get(name) is not None:
+                    data[name] = train[name]
+            return data
     return None

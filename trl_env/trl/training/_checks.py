@@ -160,10 +160,15 @@ def _check_warm_start(cfg: TrainConfig) -> None:
             finally:
                 env.close()
         return
+    from trl_env._demos import plays_demos
+
+    if plays_demos(policy, cfg.env_ids):  # a scripted player of every env (Hangman: frequency)
+        return
     if not (Path(policy) / "demos.jsonl").is_file():
         raise UsageError(
-            f"--warm-start {policy!r} is neither random, oracle nor none, nor a folder of demos "
-            "written by `trl-env demos ENV --policy oracle --out DIR` (no demos.jsonl in it)"
+            f"--warm-start {policy!r} is neither random, oracle, a scripted player of every env "
+            "(Hangman: frequency) nor none, nor a folder of demos written by "
+            "`trl-env demos ENV --policy oracle --out DIR` (no demos.jsonl in it)"
         )
     from trl_env._demos import load_demos
 

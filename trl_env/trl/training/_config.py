@@ -214,16 +214,17 @@ class TrainConfig:
         default=None,
         metadata=_help(
             "Warm start before RL: SFT (LoRA with --lora) on demos played now by the env's own "
-            "'random' or 'oracle' policy, or on a folder written by `trl-env demos`; 'none' for "
-            "no warm start. The demos and the SFT run are kept in <output-dir>/warm_start, a "
+            "'random' or 'oracle' policy or one of its scripted players (Hangman: 'frequency'), "
+            "or on a folder written by `trl-env demos`; 'none' for no warm start. The demos and the SFT run are kept in <output-dir>/warm_start, a "
             "policy folder `trl-env eval --policy` takes. Default: 'random' for a real model on a "
             "CPU on a multi-turn env with a random policy (it teaches the reply format, not "
             "the game: most of the base model's Hangman replies were unreadable), else 'none'.",
-            metavar="random|oracle|none|DIR",
+            metavar="random|oracle|NAME|none|DIR",
         ),
     )
     warm_start_episodes: int = field(
-        default=64, metadata=_help("Demo episodes per env played for --warm-start random|oracle.")
+        default=64,
+        metadata=_help("Demo episodes per env played for --warm-start random|oracle|NAME."),
     )
     warm_start_epochs: float = field(
         default=1.0, metadata=_help("Passes of the --warm-start SFT over its demos.")
@@ -371,7 +372,7 @@ class TrainConfig:
         if not (math.isfinite(self.warm_start_epochs) and self.warm_start_epochs > 0):
             raise ValueError(f"warm_start_epochs must be > 0, got {self.warm_start_epochs}")
         if self.warm_start is not None and not str(self.warm_start).strip():
-            raise ValueError("warm_start must be random, oracle, none or a demos folder")
+            raise ValueError("warm_start must be random, oracle, a player's name, none or a folder")
         if not (math.isfinite(self.eval_temperature) and self.eval_temperature > 0):
             raise ValueError(f"eval_temperature must be > 0, got {self.eval_temperature}")
         if not isinstance(self.report_to, str) or not self.report_to.strip():

@@ -55,12 +55,13 @@ FORMAT_WARM_START_DIR = "warm_start_format"
 
 def _demo_warm_start(cfg: TrainConfig, name: str, say: Say) -> str:
     """SFT on the ``warm_start`` demos (``trl-env sft``); the merged model GRPO starts from."""
+    from trl_env._demos import plays_demos
     from trl_env.trl._self_play import uses_seats
     from trl_env.trl._sft import SFTRunConfig, run_sft
     from trl_env.trl.models import load_model_and_tokenizer
 
     run = Path(cfg.output_dir or ".", WARM_START_DIR).resolve()
-    played = cfg.warm_start in ("random", "oracle")
+    played = plays_demos(str(cfg.warm_start), cfg.env_ids)
     seats = uses_seats(cfg.self_play, cfg.opponent)
     episodes = f"{cfg.warm_start_episodes} {cfg.warm_start} demo " + (
         "games per env, both seats" if seats else "episodes per env"
