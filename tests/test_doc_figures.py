@@ -1032,6 +1032,16 @@ def default_command_through_the_product(page: Page) -> Iterator[str]:
     assert after[1] < low
     yield f"do not overlap ({after[1]:.3f} < {low:.3f})"
     yield f"(it prints `{wins} of 256`):"
+    # The same heuristic as the env's scripted player, through trl-env eval's own code.
+    from trl_env._eval import evaluate
+
+    scripted = evaluate(["TextHangman-v0"], "frequency", episodes=256, seed=10000)
+    summary = scripted.summaries["TextHangman-v0"]
+    assert round(summary.success_rate * 256) == wins
+    yield (
+        f"(it prints `{summary.success_rate:.1%} [{summary.success_ci_low * 100:.1f}-"
+        f"{summary.success_ci_high * 100:.1f}]`, {wins} of 256)"
+    )
     budget = run["after"]["ended_by"]["token_budget"]
     yield f"{budget} of the trained model's 256 games ended at the 1024-token episode budget"
     spans = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 57))
@@ -2032,6 +2042,15 @@ def cli_figures(page: Page) -> Iterator[str]:
     ``grpo_step_profile*.txt``, ``generation_autocast.txt``; a head-to-head interval."""
     _, _, first, fourth = hangman_on_amd_epyc()
     yield f"--warm-start-episodes 16` peaked at {fourth['peak_rss_gb']:.1f} GB of RSS"
+    from trl_env._eval import evaluate
+
+    scripted = evaluate(["TextHangman-v0"], "frequency", episodes=256, seed=10000)
+    summary = scripted.summaries["TextHangman-v0"]
+    wins = round(summary.success_rate * 256)
+    yield (
+        f"frequency --episodes 256 --seed 10000` wins {wins}/256 = {summary.success_rate:.1%} "
+        f"[{summary.success_ci_low * 100:.1f}-{summary.success_ci_high * 100:.1f}]"
+    )
     yield f"`--max-steps 2` peaked at {first['peak_rss_gb']:.1f} GB"
     today = load(RESULTS + "hangman_default_amd_epyc/run6_micro_batches_run.json")
     assert "--max-steps 2 " in today["command"] and "--warm-start-episodes" not in today["command"]
