@@ -63,12 +63,32 @@ def test_eval_command_takes_a_scripted_player(
     assert report["policy"] == "frequency" and report["envs"]["TextHangman-v0"]["episodes"] == 4
     assert main(["eval", "TextHangman-v0", "TextWordle-v0", "--policy", "frequency"]) == 2
     assert "scripted player of TextHangman-v0, not of TextWordle-v0" in capsys.readouterr().err
+    # Only other envs have it: a usage error that names them, not a model called "frequency".
+    assert main(["eval", "TextWordle-v0", "--policy", "frequency"]) == 2
+    err = capsys.readouterr().err
+    assert "scripted player of TextHangman-v0, TextHangmanHard-v0, not of TextWordle-v0" in err
+    # With --samples the deterministic player replays its games: pass@k = avg@k = success.
+    assert main([*argv, "--no-progress", "--samples", "2", "--episodes", "8"]) == 0
+    report = json.loads(capsys.readouterr().out)["envs"]["TextHangman-v0"]
+    assert report["pass_at_k"] == report["avg_at_k"] == report["success_rate"]
 
 
-def test_policy_kind_of_a_scripted_player() -> None:
+def test_policy_kind_of_a_scripted_player(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert policy_kind("frequency", ["TextHangman-v0", "TextHangmanHard-v0"]) == "scripted"
+    assert policy_kind("frequency", ["TextHangman-v0", "TextHangman-v0"]) == "scripted"
     with pytest.raises(UsageError, match="not of TextWordle-v0"):
         policy_kind("frequency", ["TextHangman-v0", "TextWordle-v0"])
+    # Asked with no env (head to head), the name of another env's player is no Hub model.
+    with pytest.raises(UsageError, match="scripted player of TextHangman-v0"):
+        policy_kind("frequency")
+    # A folder of the player's name: the player plays (as random and oracle do), with a warning,
+    # and ./frequency names the folder.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "frequency").mkdir()
+    with pytest.warns(UserWarning, match="give ./frequency for the path"):
+        assert policy_kind("frequency", ["TextHangman-v0"]) == "scripted"
+    assert policy_kind("./frequency", ["TextHangman-v0"]) == "model"
+    assert policy_kind("frequency", ["TextWordle-v0"]) == "model"  # there, it is the folder
 
 
 def test_demos_of_a_scripted_player(tmp_path: Path) -> None:
@@ -77,7 +97,20 @@ def test_demos_of_a_scripted_player(tmp_path: Path) -> None:
     for row in rows:
         said = [m["content"] for m in row["messages"] if m["role"] == "assistant"]
         assert said == [f"[{c}]" for c in FREQUENCY_ORDER[: len(said)]]
-    assert plays_demos("frequency", ["TextHangman-v0"])
-    assert not plays_demos("frequency", ["TextWordle-v0"]) and not plays_demos(str(tmp_path), [])
-    with pytest.raises(UsageError, match="scripted player of every env"):
+    assert plays_demos("frequency", ["TextHangman-v0"]) and plays_demos("oracle", [])
+    assert not plays_demos(str(tmp_path), ["TextHangman-v0"])  # a folder of recorded demos
+    with pytest.raises(UsageError, match="not of TextWordle-v0"):
+        plays_demos("frequency", ["TextWordle-v0"])
+    with pytest.raises(UsageError, match="not of TextWordle-v0"):
         DemosConfig(env_ids=["TextWordle-v0"], policy="frequency")
+    with pytest.raises(UsageError, match="policy must be oracle, random or a scripted player"):
+        DemosConfig(env_ids=["TextWordle-v0"], policy="smart")
+
+
+def test_sft_names_what_its_demos_need() -> None:
+    pytest.importorskip("trl")
+    from trl_env.trl._sft import SFTRunConfig
+
+    with pytest.raises(UsageError, match="--demos frequency needs the environment IDs"):
+        SFTRunConfig(model="m.gguf", demos="frequency")
+    SFTRunConfig(env_ids=["TextHangman-v0"], model="m.gguf", demos="frequency")

@@ -71,24 +71,23 @@ POLICIES = ("oracle", "random")
 """The policies every env may have; an env's own scripted players are named by the env."""
 
 
-def _scripted_everywhere(name: str, env_ids: Sequence[str]) -> bool:
-    from trl_env._checks import env_class
-    from trl_env._policies import scripted_policies
-
-    return bool(env_ids) and all(name in scripted_policies(env_class(e)) for e in env_ids)
-
-
 def plays_demos(name: str, env_ids: Sequence[str]) -> bool:
     """Whether ``name`` is a policy that plays demos now (``oracle``, ``random``, or a scripted
     player of every env of ``env_ids``) rather than a folder of recorded demos. A policy's name
     wins over a folder of that name, as ``random`` and ``oracle`` do (``./frequency`` names the
     folder).
 
+    Raises:
+        UsageError: ``name`` is a scripted player of other envs (see
+            :func:`trl_env._scripted.is_scripted_player`).
+
     Example:
         >>> plays_demos("frequency", ["TextHangman-v0"]), plays_demos("runs/demos", [])
         (True, False)
     """
-    return name in POLICIES or _scripted_everywhere(name, env_ids)
+    from trl_env._scripted import is_scripted_player
+
+    return name in POLICIES or is_scripted_player(name, env_ids)
 
 
 @dataclass
@@ -127,7 +126,7 @@ class DemosConfig:
             self.system_prompt = None
         if not self.env_ids:
             raise UsageError("name at least one environment ID (see `trl-env list --oracles`)")
-        if self.policy not in POLICIES and not _scripted_everywhere(self.policy, self.env_ids):
+        if not plays_demos(self.policy, self.env_ids):
             raise UsageError(
                 f"policy must be oracle, random or a scripted player of every env (Hangman: "
                 f"frequency), got {self.policy!r}"

@@ -1,7 +1,7 @@
 """One played episode: which task it played (:class:`Task`) and what happened (:class:`Episode`).
 
 The same record is filled by every way trl-env plays: the TRL rollout (which also fills the token
-stream), ``trl-env eval`` with a random, oracle or model policy, and ``trl-env play``. The rule
+stream), ``trl-env eval`` with a random, oracle, scripted or model policy, and ``trl-env play``. The rule
 for "the agent won" is :func:`is_success`, written once here.
 
 Example:

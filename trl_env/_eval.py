@@ -43,7 +43,7 @@ import gymnasium as gym
 import numpy as np
 
 # _load stays importable from here for `trl-env list` (private, not in __all__).
-from trl_env._checks import _load, check_env_id, env_class, make_text_env  # noqa: F401
+from trl_env._checks import _load, check_env_id, make_text_env  # noqa: F401
 from trl_env._episode import Episode, Task
 from trl_env._eval_report import EvalReport, format_table, write_outputs
 from trl_env._model_options import ModelOptions
@@ -56,9 +56,9 @@ from trl_env._policies import (
     has_oracle,
     oracle_action,
     random_action,
-    scripted_policies,
 )
 from trl_env._progress import _Progress, _TurnCounter
+from trl_env._scripted import is_scripted_player
 from trl_env._summary import EnvSummary, add_samples, confidence_interval, summarize
 from trl_env.error import Error, MissingExtraError, NoOracleError, UsageError  # noqa: F401
 from trl_env.utils._hub import is_hub_id
@@ -128,12 +128,8 @@ def policy_kind(policy: str, env_ids: Sequence[str] = ()) -> str:
     """
     if policy in _POLICY_NAMES:
         return policy
-    having = [e for e in env_ids if policy in scripted_policies(env_class(e))]
-    if having and len(having) == len(set(env_ids)):
+    if is_scripted_player(policy, env_ids):
         return "scripted"
-    if having:
-        lacking = sorted(set(env_ids) - set(having))
-        raise UsageError(f"{policy!r} is a scripted player of {having[0]}, not of {lacking[0]}")
     if os.path.exists(policy):
         return "model"
     close = difflib.get_close_matches(policy.lower(), _POLICY_NAMES, n=1, cutoff=0.7)
@@ -142,8 +138,8 @@ def policy_kind(policy: str, env_ids: Sequence[str] = ()) -> str:
     if not is_hub_id(policy):
         raise UsageError(
             f"model path {policy!r} does not exist and is not a Hugging Face Hub id (like "
-            "'Qwen/Qwen3-0.6B'). --policy takes random, oracle, a model directory, a Hub id, a "
-            ".gguf file, a LoRA adapter or a trl-env run folder."
+            "'Qwen/Qwen3-0.6B'). --policy takes random, oracle, a scripted player of the env, a "
+            "model directory, a Hub id, a .gguf file, a LoRA adapter or a trl-env run folder."
         )
     return "model"
 

@@ -74,6 +74,11 @@ def test_a_warm_start_takes_its_train_runs_token_limits(tmp_path: Path) -> None:
     assert models.run_config(warm) == expected
     assert models.run_config(warm / "merged") == expected
     assert models.run_config(run) == train
+    # An SFT run of another name inside the train run's folder is no warm start: it lends nothing.
+    other = run / "sft2"
+    other.mkdir()
+    (other / "sft_config.json").write_text(json.dumps(sft))
+    assert models.run_config(other) == sft
     # An SFT run that no train run holds lends nothing.
     (run / "train_config.json").unlink()
     assert models.run_config(warm) == sft

@@ -170,7 +170,7 @@ def test_warm_start_takes_a_scripted_player_of_every_env() -> None:
     from trl_env.trl.training._checks import _check_warm_start
 
     _check_warm_start(TrainConfig(["TextHangman-v0"], model="m.gguf", warm_start="frequency"))
-    with pytest.raises(UsageError, match="scripted player of every env"):
+    with pytest.raises(UsageError, match=r"scripted player of TextHangman-v0.*not of TextWordle"):
         _check_warm_start(TrainConfig(["TextWordle-v0"], model="m.gguf", warm_start="frequency"))
 
 

@@ -64,9 +64,10 @@ def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
         parents=parents,
         formatter_class=Formatter,
         help="record episodes of an env's oracle, random policy or scripted player as an SFT dataset",
-        description="Play episodes with the env's own oracle (its solver: teaches the game) or\n"
-        "random policy (well-formed random replies: teaches the format only) and save them as a\n"
-        "conversational dataset, with the rollout's system prompt.",
+        description="Play episodes with the env's own oracle (its solver: teaches the game),\n"
+        "random policy (well-formed random replies: teaches the format only) or one of its\n"
+        "scripted players (Hangman: frequency) and save them as a conversational dataset, with\n"
+        "the rollout's system prompt.",
         epilog=_EPILOG,
     )
     add_config_arguments(p, DemosConfig)

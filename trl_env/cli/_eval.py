@@ -31,6 +31,8 @@ policies:
   random    a random legal-looking reply each turn (a random word for Wordle, ...)
   oracle    the environment's own solver (`trl-env list --oracles` shows which envs
             have one)
+  NAME      one of the environment's own scripted players (TextHangman-v0:
+            frequency, the untried letters in a fixed frequency order)
   MODEL     a model directory, a Hugging Face Hub id, a .gguf file (converted once,
             cached), a LoRA adapter or a trl-env train/sft run folder; episodes are
             played in batches by the training rollout (needs: pip install "trl-env[trl]")
@@ -42,7 +44,7 @@ turns, and the share of turns whose reply the env rejected as invalid.
 
 --samples K plays every seed K more times by sampling (a model at
 --sample-temperature, default 1.0; K differently seeded random policies; the
-oracle, which is deterministic) and adds two columns: pass@K, the share of seeds
+oracle or a scripted player, which replay the same games) and adds two columns: pass@K, the share of seeds
 won at least once in the K samples (the unbiased estimator 1 - C(n-c,K)/C(n,K) of
 Chen et al. 2021, with n = K samples of which c won), and avg@K, the mean success
 of the samples.
@@ -141,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
         check_env_id(env_id)
     if config.opponent is not None:
         return _run_head_to_head(config, args)
-    if config.policy not in ("random", "oracle") and not os.path.exists(config.policy):
+    kind = policy_kind(config.policy, config.env_ids)
+    if kind == "model" and not os.path.exists(config.policy):
         from trl_env._head_to_head import _scripted_players
 
         if config.policy in _scripted_players():
@@ -152,7 +155,6 @@ def run(args: argparse.Namespace) -> int:
                 "use --policy oracle",
             )
     _check_out(config)
-    kind = policy_kind(config.policy, config.env_ids)
     if config.sample_temperature is not None and kind != "model":
         raise CommandLineError(
             _PROG,

@@ -51,8 +51,8 @@ def add_parser(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
         parents=parents,
         formatter_class=Formatter,
         help='warm-start a model on demos with SFT (needs: pip install "trl-env[trl]")',
-        description="Fine-tune a model on demonstrations (the env's oracle or random policy, or a\n"
-        "folder from `trl-env demos`), on the reply tokens only, tokenized exactly as the GRPO\n"
+        description="Fine-tune a model on demonstrations (the env's oracle, random policy or a\n"
+        "scripted player, or a folder from `trl-env demos`), on the reply tokens only, tokenized exactly as the GRPO\n"
         "rollout presents episodes. The run folder works as --model of train and --policy of eval.",
         epilog=_EPILOG,
     )

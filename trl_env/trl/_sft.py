@@ -117,7 +117,7 @@ class SFTRunConfig:
     seats: bool = field(
         default=False,
         metadata={
-            "help": "with --demos oracle|random on a two-player game: play both seats of each "
+            "help": "with --demos oracle|random|NAME on a two-player game: play both seats of each "
             "game and learn each seat's conversation (as self-play sees the game)"
         },
     )
@@ -125,8 +125,12 @@ class SFTRunConfig:
     def __post_init__(self) -> None:
         if self.system_prompt == "":  # --system-prompt "" means no system message
             self.system_prompt = None
-        if not self.env_ids and self.demos in POLICIES:
-            raise UsageError("name the environment IDs to play demos of (or --demos DIR)")
+        if not self.env_ids and (self.demos in POLICIES or not Path(self.demos).is_dir()):
+            raise UsageError(
+                f"--demos {self.demos} needs the environment IDs to play demos of (its policy: "
+                "oracle, random or a scripted player of the envs), or give a folder written by "
+                "`trl-env demos` as --demos DIR"
+            )
         if not self.model:
             raise UsageError("--model is required: a .gguf file, a model directory or a Hub id")
         micro = self.micro_batch_size

@@ -83,6 +83,11 @@ def run_model_dir(run: str | os.PathLike[str]) -> Path:
     )
 
 
+WARM_START_DIR = "warm_start"
+"""The folder of a ``trl-env train`` run that holds its warm start: ``trl-env sft``'s run folder
+(demos, ``final/``), or the tiny model's format warm start; either way a policy ``trl-env eval
+--policy`` takes."""
+
 _ROLLOUT_LIMITS = ("max_new_tokens_per_turn", "max_completion_length", "max_turns")
 """The settings a warm start lends from the ``trl-env train`` run it belongs to."""
 
@@ -108,7 +113,7 @@ def run_config(path: str | os.PathLike[str]) -> dict[str, object] | None:
         if (candidate / SFT_RUN_CONFIG).is_file():
             data = _read_config(candidate / SFT_RUN_CONFIG)
             enclosing = candidate.parent / RUN_CONFIG
-            if data is None or not enclosing.is_file():
+            if data is None or candidate.name != WARM_START_DIR or not enclosing.is_file():
                 return data
             train = _read_config(enclosing) or {}
             for name in _ROLLOUT_LIMITS:

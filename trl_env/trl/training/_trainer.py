@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from trl_env.trl.models._paths import WARM_START_DIR
 from trl_env.trl.training._config import TrainConfig
 
 __all__ = ["run_trainer"]
@@ -46,9 +47,6 @@ def _starting_model(cfg: TrainConfig, resuming: bool, say: Say) -> str:
     return name
 
 
-WARM_START_DIR = "warm_start"
-"""The run folder's warm start: ``trl-env sft``'s run folder (demos, ``final/``), or the tiny
-model's format warm start; either way a policy ``trl-env eval --policy`` takes."""
 FORMAT_WARM_START_DIR = "warm_start_format"
 """The tiny model's format warm start when a demo warm start follows it."""
 
