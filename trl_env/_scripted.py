@@ -29,11 +29,18 @@ __all__ = ["envs_with_player", "is_scripted_player"]
 
 
 def envs_with_player(name: str) -> list[str]:
-    """The catalogue's env IDs that have a scripted player called ``name``."""
+    """The native catalogue env IDs that have a scripted player called ``name``.
+
+    The bridges (reasoning-gym, TextArena, OpenEnv) define no players of their own, and loading
+    them imports their packages (seconds), so they are not asked.
+    """
     from trl_env.envs import env_specs
 
     owners = []
     for spec in env_specs():
+        entry = str(spec.entry_point)
+        if not entry.startswith("trl_env.envs.") or entry.startswith("trl_env.envs.bridges."):
+            continue
         try:
             cls = env_class(spec.id)
         except Exception:  # an env whose optional package is missing: not offered
