@@ -727,6 +727,83 @@ def frozenlake_path(page: Page) -> Iterator[str]:
 
 
 @checks(MULTITURN)
+def hangman_player_warm_starts(page: Page) -> Iterator[str]:
+    """Hangman's two warm starts from the env's own players: the oracle's demos
+    (``learning_hangman_oracle_warm_start_amx/``: its demos' word guesses counted, the step-0
+    eval and the stopped run's steps) and the frequency order's
+    (``learning_hangman_frequency_warm_start_amx/``: settings, steps, time and memory, the policy
+    table with intervals recomputed, the heuristic's eval, the miss by one game recomputed, the
+    order followed in the transcripts, the step table)."""
+    oracle = RESULTS + "learning_hangman_oracle_warm_start_amx/"
+    assert yaml.safe_load(text_of(oracle + "config.yaml"))["warm_start"] == "oracle"
+    rows = list(csv.DictReader(io.StringIO(text_of(oracle + "metrics.csv"))))
+    assert rows[0]["step"] == "0" and [r["step"] for r in rows][-1] == "7"
+    yield f"at step 0 it won {round(float(rows[0]['eval_success_rate']) * 32)}/32 held-out games, "
+    yield f"{float(rows[0]['eval_invalid_action_rate']):.0%} of its replies invalid"
+    assert "346 of their 638 replies are" in text_of(oracle + "README.md")
+    yield "346 of the 638 replies of its 128 demos"
+    yield "(whole words were 80% of the sampled replies at step 1, 34% at step 7)"
+
+    folder = RESULTS + "learning_hangman_frequency_warm_start_amx/"
+    run = load(folder + "result.json")
+    settings = yaml.safe_load(text_of(folder + "config.yaml"))
+    assert (settings["warm_start"], settings["warm_start_episodes"]) == ("frequency", 128)
+    assert (settings["warm_start_epochs"], settings["credit"], settings["gamma"]) == (
+        2.0,
+        "turn",
+        0.0,
+    )
+    assert settings["env_kwargs"] == {"partial_credit": 0.5} and settings["bf16"] is True
+    default = load(RESULTS + "learning_hangman_default_amx/result.json")
+    yield f"The default command's {default['after']['wins']}/256 is half of the frequency order's"
+    record, _ = clock_ended_run(run, folder)
+    metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
+    # The run's clock at step 1's end, less step 1 and the step-0 eval: the warm start (and loading).
+    warm_s = float(metrics[1]["wall_time_s"]) - float(metrics[1]["step_time"])
+    warm_s -= float(metrics[0]["eval_seconds"])
+    yield f"took about {warm_s / 60:.0f} minutes, and {record['steps']} GRPO steps filled the rest of the budget"
+    yield f"the train command took {minutes(record['wall_time_s'], 1)} minutes in all, its peak RSS {record['peak_rss_gb']:.2f} GB"
+    policy_rows(run, page, folder + "result.json")
+    heuristic = load(folder + "eval_frequency/results.json")["envs"]["TextHangman-v0"]
+    wins = round(heuristic["success_rate"] * 256)
+    assert heuristic["episodes"] == 256 and wins == 45
+    yield f"The frequency order wins {wins}/256 = {wins / 256:.3f} of these games"
+    after = wilson_interval(run["after"]["wins"], 256)
+    assert after[1] < wins / 256 <= wilson_interval(run["after"]["wins"] + 1, 256)[1]
+    yield f"its upper bound, {after[1]:.4f}, stops one game short ({run['after']['wins'] + 1}/256 would"
+    low = wilson_interval(wins, 256)[0]
+    assert after[1] > low
+    yield f"the two intervals overlap ({after[1]:.4f} > {low:.3f})"
+    warm = wilson_interval(run["warm_start"]["wins"], 256)
+    assert warm[0] <= wins / 256 <= warm[1] and not run["after_above_all"]
+    order = "esiarntolcdugpmhbyfvkwzxqj"
+
+    def in_order(name: str) -> tuple[int, int]:
+        games = [json.loads(line) for line in text_of(folder + name).splitlines()]
+        full = skips = 0
+        for game in games:
+            said = [t["action"] for t in game["transcript"] if t["role"] == "agent"]
+            full += said == [f"[{c}]" for c in order[: len(said)]]
+            skips += said[:2] == ["[e]", "[i]"]
+        return full, skips
+
+    (warm_full, _), (after_full, after_skips) = (
+        in_order("eval_warm_start/transcripts.jsonl"),
+        in_order("eval_after/transcripts.jsonl"),
+    )
+    yield f"it played {warm_full} of its 256 games entirely in the frequency order"
+    yield f"({after_full} games entirely in order after {run['steps']} steps; in {after_skips} it skips `s` after `e`)"
+    yield f"won {run['warm_start']['wins'] - run['after']['wins']} games fewer"
+    parsed = step_rows(page, folder, ((1, 10), (11, 20), (21, 30), (31, 35)))
+    yield f"{run['steps']} steps did not bring the batches back above the warm start's level"
+    first, second = parsed["steps"][:2]
+    yield (
+        f"(invalid replies rose from {first['env/invalid_action_rate']:.0%} at step 1 to "
+        f"{second['env/invalid_action_rate']:.0%} at step 2)"
+    )
+
+
+@checks(MULTITURN)
 def frozenlake_step_group(page: Page) -> Iterator[str]:
     """``--recipe frozenlake-step-group``, stopped by hand (``learning_frozenlake_step_group_amx/``):
     the resolved settings, steps, time and memory, the step table, the entropy fall, the wins,

@@ -128,8 +128,9 @@ def _with_run_settings(config: EvalConfig) -> EvalConfig:
         prompt = run.get("system_prompt")
         changes["system_prompt"] = prompt if isinstance(prompt, str) else ""
         taken.append("its system prompt" if prompt else "no system prompt")
-    print(f"{_PROG}: using the run's settings ({', '.join(taken)}); flags override them",
-          file=sys.stderr)  # fmt: skip
+    if taken:  # flags gave every setting: nothing to announce
+        print(f"{_PROG}: using the run's settings ({', '.join(taken)}); flags override them",
+              file=sys.stderr)  # fmt: skip
     return dataclasses.replace(config, **changes)
 
 
