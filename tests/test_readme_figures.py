@@ -259,6 +259,20 @@ def test_readme_real_model_figures_match_results() -> None:
     ) in text
     assert record["machine"]["bf16_units"] and "amx_bf16" in record["machine"]["cpu_flags"]
     assert f"random policy's {fraction(default['random'])}; one run, end to end" in text
+    # The frequency order's own demos as the warm start: one game short of the order itself.
+    folder = ROOT / "benchmarks/results/learning_hangman_frequency_warm_start_amx"
+    frequency = json.loads((folder / "result.json").read_text("utf-8"))
+    order = json.loads((folder / "eval_frequency/results.json").read_text("utf-8"))
+    order_wins = round(order["envs"]["TextHangman-v0"]["success_rate"] * 256)
+    high = wilson_interval(frequency["after"]["wins"], 256)[1]
+    assert high < order_wins / 256 <= wilson_interval(frequency["after"]["wins"] + 1, 256)[1]
+    assert (
+        f"still wins {order_wins}/256 of the same games (`trl-env eval TextHangman-v0 --policy "
+        f"frequency`); a warm start on that order's own demos (`--warm-start frequency`) won "
+        f"{fraction(frequency['warm_start'])}, and {frequency['steps']} GRPO steps after it "
+        f"{fraction(frequency['after'])} (CI {ci(frequency['after'])}): one game short of reaching "
+        f"the order's {order_wins / 256:.3f}"
+    ) in text
     # The second game by the same command (TextTicTacToePerfect-v0: a draw is the success).
     second, second_run = default_command_run("learning_tictactoe_perfect_default_amx")
     assert (
