@@ -2049,6 +2049,47 @@ def merged_lora_generation(page: Page) -> Iterator[str]:
 
 
 @checks(REAL_MODELS)
+def largest_number_through_the_product(page: Page) -> Iterator[str]:
+    """The one-turn figure rerun by ``trl-env train`` (``real_model_learning_largest_number_product_amx/``):
+    the command, the policy table with intervals recomputed, steps, time, memory and the
+    in-training evals."""
+    folder = RESULTS + "real_model_learning_largest_number_product_amx/"
+    run, record = load(folder + "result.json"), load(folder + "run.json")
+    assert (
+        "--minutes 14 --batch-size 8 --num-generations 4 --max-new-tokens 16 --max-turns 1"
+        in (run["command"])
+    )
+    assert run["commit"] == "d66547b" and run["idle"] is True and run["warm_start"] is None
+    _, table = page.table(folder + "result.json")
+    for row, key in zip(table, ("before", "random", "after"), strict=True):
+        block = run[key]
+        low, high = wilson_interval(block["wins"], block["episodes"])
+        assert row[1] == f"{block['wins']}/32 = {block['success_rate']:.3f} [{low:.3f}, {high:.3f}]"
+        assert row[2:] == [f"{block['mean_return']:.3f}", f"{block['invalid_action_rate']:.0%}",
+                           f"{block['mean_turns']:.2f}"]  # fmt: skip
+    old = load(RESULTS + "real_model_learning/TextLargestNumber-v0/result.json")
+    assert fraction(old["before"]) == fraction(run["before"])
+    assert fraction(old["after"]) == fraction(run["after"])
+    yield (
+        f"The same figure as the recorded run: {fraction(run['before'])} before, "
+        f"{fraction(run['after'])} after, the after interval above the before one "
+        f"({above(run['after'], run['before'])})"
+    )
+    steps = training_steps(folder)
+    assert len(steps) == record["steps"] == run["steps"]
+    yield f"holds {record['steps']} GRPO steps ({mean(r['step_time'] for r in steps):.1f} s per step"
+    yield f"against {old['mean_step_s']:.1f} s)"
+    yield f"took {minutes(record['wall_time_s'], 1)} minutes and peaked at {record['peak_rss_gb']:.2f} GB"
+    metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
+    held = [
+        (int(r["step"]), float(r["eval_success_rate"])) for r in metrics if r["eval_success_rate"]
+    ]
+    first = min(step for step, rate in held if rate == 1.0)
+    assert all(rate == 1.0 for step, rate in held if step >= first)
+    yield f"reached 32/32 at step {first} and held it"
+
+
+@checks(REAL_MODELS)
 def learning_in_minutes(page: Page) -> Iterator[str | list[str]]:
     """TextLargestNumber-v0 learns in 14 minutes, TextTicTacToe-v0 not in 40
     (``real_model_learning/``); LoRA against full fine-tuning (``compare_lora/``)."""
