@@ -52,6 +52,13 @@ from trl_env.error import UsageError
 __all__ = ["SFTResult", "SFTRunConfig", "demo_token_stream", "run_sft"]
 
 
+def _names_a_player(demos: str) -> bool:
+    """Whether ``--demos`` names an env's scripted player (no folder of that name exists)."""
+    from trl_env._scripted import envs_with_player
+
+    return not Path(demos).exists() and bool(envs_with_player(demos))
+
+
 @dataclass
 class SFTRunConfig:
     """Settings of ``trl-env sft`` (every option of the command is one field)."""
@@ -125,7 +132,7 @@ class SFTRunConfig:
     def __post_init__(self) -> None:
         if self.system_prompt == "":  # --system-prompt "" means no system message
             self.system_prompt = None
-        if not self.env_ids and (self.demos in POLICIES or not Path(self.demos).is_dir()):
+        if not self.env_ids and (self.demos in POLICIES or _names_a_player(self.demos)):
             raise UsageError(
                 f"--demos {self.demos} needs the environment IDs to play demos of (its policy: "
                 "oracle, random or a scripted player of the envs), or give a folder written by "
