@@ -157,6 +157,29 @@ def test_warm_start_random_then_rl_within_minutes(
     assert code == 0 and report["envs"][ENV]["episodes"] == 2
 
 
+def test_beta_keeps_lora_grpo_near_the_warm_start_not_the_base(tmp_path: Path) -> None:
+    """``--beta`` with ``--lora`` after a warm start: TRL's reference is the model with the
+    adapter off, and the warm start is merged into it, so the KL term pulls toward the warm
+    start. Its KL is exactly 0 before the first update (the fresh adapter is zero) although the
+    warm start moved the weights away from the base; then it moves."""
+    pytest.importorskip("peft")
+    import csv
+
+    from safetensors.torch import load_file
+
+    out = tmp_path / "run"
+    argv = [ENV, "--lora", "--beta", "0.1", "--learning-rate", "1e-2", "--max-steps", "3"]
+    argv += ["--warm-start", "random", "--warm-start-episodes", "32", "--out", str(out), *FAST]
+    assert main(["train", *argv]) == 0
+    with (out / "metrics.csv").open(newline="") as handle:
+        kl = [float(row["kl"]) for row in csv.DictReader(handle) if row["kl"] != ""]
+    assert len(kl) == 3 and kl[0] == 0.0 and kl[1] > 0 and kl[2] > 0
+    base = load_file(out / "base-model" / "model.safetensors")
+    warm = load_file(out / "warm_start" / "merged" / "model.safetensors")
+    moved = max((warm[name].float() - base[name].float()).abs().max().item() for name in base)
+    assert moved > 1e-3  # a reference on the base weights would not give a KL of 0
+
+
 def test_warm_start_must_name_a_policy_or_demos(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
