@@ -127,11 +127,42 @@ def test_log_probs_at_the_model_tokens_are_trls_and_zero_elsewhere(
     assert torch.all(got[~trainer_mask] == 0) and torch.all(entropy[~trainer_mask] == 0)
 
 
+def test_the_reference_pass_scores_the_model_tokens_too(
+    tiny_model_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a KL term (``beta``), the reference pass of a batch projects only the model's tokens
+    (the rollout's ``env_mask``), and the loss reads the same values there as TRL's."""
+    import copy
+
+    trainer = make_trainer(TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, REWARDS)
+    trainer.beta, trainer.ref_model = 0.1, copy.deepcopy(trainer.model).eval()
+    with torch.no_grad():  # a reference unlike the policy, so that the KL term is not zero
+        for parameter in trainer.ref_model.parameters():
+            parameter.mul_(0.9)
+    trainer.score_only_model_tokens = False
+    stock = scored(trainer)
+    trainer.score_only_model_tokens = True
+    rows = head_rows(monkeypatch)
+    fast = scored(trainer)
+    read = (fast["completion_mask"] * fast["tool_mask"]).bool()
+    assert int(read.sum()) == 10 and rows == [10]  # the reference pass: the model's 10 tokens
+    torch.testing.assert_close(
+        fast["ref_per_token_logps"][read], stock["ref_per_token_logps"][read], rtol=1e-5, atol=1e-6
+    )
+    assert torch.all(fast["ref_per_token_logps"][~read] == 0)
+    assert trainer._batch_model_tokens is None  # kept for the batch's passes only
+    assert stock["ref_per_token_logps"][read].abs().sum() > 0
+    expected = trainer.compute_loss(trainer.model, stock)
+    torch.testing.assert_close(trainer.compute_loss(trainer.model, fast), expected)
+    trainer.score_only_model_tokens = False
+    torch.testing.assert_close(trainer.compute_loss(trainer.model, stock), expected)
+
+
 def test_other_passes_and_non_text_inputs_run_as_in_trl(
     tiny_model_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Outside ``_compute_loss`` (reference and old-policy passes) and with extra model inputs,
-    TRL's own method runs."""
+    """Outside ``_compute_loss`` and the scoring of a batch (where the rollout's ``env_mask``
+    says which tokens are the model's), and with extra model inputs, TRL's own method runs."""
     trainer = make_trainer(TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, REWARDS)
     calls: list[str] = []
     original = GRPOTrainer._get_per_token_logps_and_entropies

@@ -9,8 +9,9 @@ and leaves that layer off), and
 * for ``train()``, installs the layer that changes the model (``lora_addmm``) and removes it
   when ``train()`` returns or raises: afterwards the model holds no patched forward, so ``copy.deepcopy`` and ``pickle`` see peft's and
   transformers' own modules;
-* runs its training forward (``_compute_loss``) with ``model_token_scoring`` and
-  ``unpadded_training`` where they are on, and as TRL's otherwise;
+* runs its training forward (``_compute_loss``), and the reference and old-policy passes of
+  each batch, with ``model_token_scoring`` and ``unpadded_training`` where they are on, and as
+  TRL's otherwise;
 * hands the setting to the rollout's generator (``TransformersGenerator.from_trainer``), which
   installs the generation layers inside each ``generate`` call.
 
@@ -76,6 +77,7 @@ class FastPathsTrainer:
     """
 
     _scored_positions: torch.Tensor | None = None
+    _batch_model_tokens: list[list[int]] | None = None
 
     def __init__(self, *args: Any, fast_paths: str | FastPaths | None = "auto", **kwargs: Any):
         FastPaths.resolve(fast_paths, "cpu")  # a bad setting fails before the model loads
@@ -167,6 +169,34 @@ class FastPathsTrainer:
             stack.callback(unfuse_lora_additions, model)
             fuse_lora_additions(model)
 
+    # --- the scoring passes of a batch (reference, old policy) ---------------------------------
+
+    def _generate(self, prompts: list) -> Any:
+        """TRL's, keeping the rollout's ``env_mask`` (TRL's ``tool_mask``: 1 on the model's
+        tokens) for the reference and old-policy passes of the batch (``model_token_scoring``)."""
+        result = super()._generate(prompts)  # type: ignore[misc]
+        self._batch_model_tokens = result[2] if self.score_only_model_tokens else None
+        return result
+
+    def _generate_and_score_completions(self, inputs: Any) -> Any:
+        try:
+            return super()._generate_and_score_completions(inputs)  # type: ignore[misc]
+        finally:
+            self._batch_model_tokens = None  # the passes of this batch are over
+
+    def _batch_scored_positions(
+        self, rows: int, width: int, device: torch.device
+    ) -> torch.Tensor | None:
+        """The model's tokens of the batch being scored, as the positions to score; ``None``
+        outside ``_generate_and_score_completions`` or where the rows do not match."""
+        masks = self._batch_model_tokens
+        if masks is None or len(masks) != rows or any(len(mask) > width for mask in masks):
+            return None
+        scored = torch.zeros(rows, width, dtype=torch.long, device=device)
+        for row, mask in enumerate(masks):
+            scored[row, : len(mask)] = torch.as_tensor(mask, dtype=torch.long)
+        return scored
+
     # --- the training forward ------------------------------------------------------------------
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
@@ -196,6 +226,10 @@ class FastPathsTrainer:
         **inputs: Any,
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         scored = self._scored_positions
+        if scored is None:  # a reference or old-policy pass: the loss reads the same positions
+            scored = self._batch_scored_positions(
+                input_ids.size(0), logits_to_keep, input_ids.device
+            )
         if (
             scored is None
             or compute_aux_loss

@@ -46,7 +46,8 @@ LAYER_LIBRARIES: dict[str, tuple[str, ...]] = {
     "shared_prefill": ("transformers",),
     # peft's lora.Linear.forward, replaced on the instance.
     "lora_addmm": ("peft", "torch"),
-    # GRPOTrainer._compute_loss, _get_per_token_logps_and_entropies, trl.trainer.utils._use_triton.
+    # GRPOTrainer._compute_loss, _get_per_token_logps_and_entropies, _generate (its tool_mask),
+    # _generate_and_score_completions, trl.trainer.utils._use_triton.
     "model_token_scoring": ("trl",),
     # the same TRL methods; the model's position_ids and attention without a mask.
     "unpadded_training": ("trl", "transformers"),
