@@ -812,6 +812,83 @@ def hangman_player_warm_starts(page: Page) -> Iterator[str]:
 
 
 @checks(MULTITURN)
+def hangman_kl_warm_start(page: Page) -> Iterator[str]:
+    """The frequency warm start with a KL term and half the learning rate
+    (``learning_hangman_frequency_warm_start_kl_amx/``): settings, the reference pass's cost
+    against the run without it (step 1: the same episodes), steps, time, memory, the policy
+    table with intervals recomputed, the miss recomputed, the order in the transcripts, the KL
+    and the step table."""
+    folder = RESULTS + "learning_hangman_frequency_warm_start_kl_amx/"
+    plain = RESULTS + "learning_hangman_frequency_warm_start_amx/"
+    run = load(folder + "result.json")
+    settings = yaml.safe_load(text_of(folder + "config.yaml"))
+    assert (settings["beta"], settings["learning_rate"], settings["warm_start"]) == (
+        0.1, 1e-4, "frequency"
+    )  # fmt: skip
+    assert (settings["warm_start_episodes"], settings["warm_start_epochs"]) == (128, 2.0)
+    start = text_of(folder + "start.txt")
+    assert start.split()[-1].startswith("807cc51")
+    yield f"Commit 807cc51; not idle (load average {run['load_average_before']} at the"
+    record, _ = clock_ended_run(run, folder)
+    metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
+    before = list(csv.DictReader(io.StringIO(text_of(plain + "metrics.csv"))))
+    same = ("env/mean_turns", "completions/mean_length", "reward")
+    assert all(metrics[1][key] == before[1][key] for key in same)  # step 1: the same episodes
+    with_kl, without = float(metrics[1]["time/train_s"]), float(before[1]["time/train_s"])
+    yield (
+        f"the reference pass added {with_kl - without:.1f} s to the training part of step 1 "
+        f"({with_kl:.1f} s against {without:.1f} s;"
+    )
+    yield f"so {record['steps']} GRPO steps fit in the budget, not {load(plain + 'run.json')['steps']}"
+    warm_s = float(metrics[1]["wall_time_s"]) - float(metrics[1]["step_time"])
+    warm_s -= float(metrics[0]["eval_seconds"])
+    yield (
+        f"the train command took {minutes(record['wall_time_s'], 1)} minutes in all, the warm "
+        f"start about {warm_s / 60:.0f} minutes of it, its peak RSS {record['peak_rss_gb']:.2f} GB"
+    )
+    policy_rows(run, page, folder + "result.json")
+    assert run["warm_start"] == load(plain + "result.json")["warm_start"]
+    yield f"{run['warm_start']['wins']}/256 again, the same 187 games in order"
+    heuristic = load(plain + "eval_frequency/results.json")["envs"]["TextHangman-v0"]
+    high = wilson_interval(run["after"]["wins"], 256)[1]
+    reach = next(w for w in range(257) if wilson_interval(w, 256)[1] >= heuristic["success_rate"])
+    assert high < heuristic["success_rate"] and not run["after_above_all"]
+    yield (
+        f"the upper bound, {high:.3f}, is under the frequency order's "
+        f"{heuristic['success_rate']:.3f} ({reach}/256 would reach it)"
+    )
+    yield f"won {run['warm_start']['wins'] - run['after']['wins']} games fewer than its warm start"
+    order = "esiarntolcdugpmhbyfvkwzxqj"
+
+    def followed(name: str) -> tuple[int, float]:
+        games = [json.loads(line) for line in text_of(folder + name).splitlines()]
+        full, turns = 0, 0
+        for game in games:
+            said = [t["action"] for t in game["transcript"] if t["role"] == "agent"]
+            wanted = [f"[{c}]" for c in order[: len(said)]]
+            agree = next(
+                (i for i, (a, b) in enumerate(zip(said, wanted, strict=False)) if a != b), len(said)
+            )
+            full, turns = full + (agree == len(said)), turns + agree
+        return full, turns / len(games)
+
+    (after_full, after_turns), (warm_full, warm_turns) = (
+        followed("eval_after/transcripts.jsonl"),
+        followed("eval_warm_start/transcripts.jsonl"),
+    )
+    yield f"after {run['steps']} steps no held-out game was played entirely in it"
+    yield f"({after_full} of 256, against the warm start's {warm_full};"
+    yield f"could at best keep its {run['warm_start']['wins']}/256;"
+    yield f"for {after_turns:.2f} turns a game before the first departure, against {warm_turns:.2f})"
+    kl = [float(r["kl"]) for r in metrics if r["reward"]]
+    assert after_full == 0 and warm_full == 187
+    yield (f"rose from {kl[0]:.4f} at step 1 to {min(kl[6:]):.3f}-{max(kl[6:]):.3f} from step 7")
+    step_rows(page, folder, ((1, 10), (11, 20), (21, 23)))
+    dry = sum(1 for r in metrics if r["reward"] and float(r["env/success_rate"]) == 0)
+    yield f"0 wins in {dry} of the {record['steps']} steps)"
+
+
+@checks(MULTITURN)
 def frozenlake_step_group(page: Page) -> Iterator[str]:
     """``--recipe frozenlake-step-group``, stopped by hand (``learning_frozenlake_step_group_amx/``):
     the resolved settings, steps, time and memory, the step table, the entropy fall, the wins,
