@@ -173,7 +173,7 @@ def profile(
     config = GRPOConfig(
         output_dir=output, use_cpu=True, learning_rate=2e-4, lr_scheduler_type="constant",
         per_device_train_batch_size=args.batch_size, num_generations=args.num_generations,
-        max_completion_length=args.max_completion_length, max_steps=args.steps + 1, beta=0.0,
+        max_completion_length=args.max_completion_length, max_steps=args.steps + 1, beta=args.beta,
         temperature=1.0, seed=args.seed, logging_steps=1, save_strategy="no", report_to="none",
         disable_tqdm=True, activation_checkpointing=setting["activation_checkpointing"],
         bf16=setting["bf16"],
@@ -390,6 +390,9 @@ def main() -> None:
     parser.add_argument("--max-turns", type=int, default=6)
     parser.add_argument("--max-completion-length", type=int, default=512)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--beta", type=float, default=0.0, help="KL coefficient (a reference pass each step)"
+    )
     parser.add_argument(
         "--ablate",
         action="store_true",

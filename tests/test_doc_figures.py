@@ -1491,6 +1491,40 @@ def env_table(page: Page, results: str, columns: list[str]) -> list[list[str]]:
 
 
 @checks(REAL_MODELS)
+def static_cache_compile(page: Page) -> Iterator[str]:
+    """transformers' static cache with ``torch.compile`` against the rollout's generator
+    (``static_cache_compile_amx.txt``): the table, the gains recomputed, the load average."""
+    path = RESULTS + "static_cache_compile_amx.txt"
+    text = text_of(path)
+    first = {
+        m[1]: float(m[2]) for m in re.finditer(r"^first call\s+(\S+)\s+([\d.]+) s", text, re.M)
+    }
+    turns = {m[1]: float(m[2]) for m in re.finditer(r"^round 1\s+(\S+)\s+([\d.]+) s", text, re.M)}
+    assert list(turns) == ["trl-env", "trl-env-off", "dynamic", "static", "static-compile"]
+    _, table = page.table(path)
+    assert [row[0].split("`")[1] for row in table] == list(turns)
+    assert [row[1:] for row in table] == [
+        [f"{turns[name]:.1f} s", f"{first[name]:.1f} s"] for name in turns
+    ]
+    gain = 1 - turns["static-compile"] / turns["static"]
+    yield f"Compiling the decode step gained {gain:.0%} over the static cache without it, after {first['static-compile']:.1f} s of"
+    reuse = turns["dynamic"] / turns["trl-env-off"]
+    yield f"(a factor of {reuse:.1f} with the fast paths off: {turns['trl-env-off']:.1f} s against {turns['dynamic']:.1f} s)"
+    yield f"adds the fast paths on top ({turns['trl-env-off'] / turns['trl-env']:.1f}x more: {turns['trl-env']:.1f} s)"
+    load_average = re.search(r"Load average ([\d.]+) at the start", text)[1]
+    yield f"load average {load_average} at the start), so the smaller gaps"
+    shape = re.search(
+        r"(\d+) rows, (\d+) turns of (\d+) tokens, (\d+)-token prompt, (\d+) env", text
+    )
+    rows, turns_, tokens, prompt, env = shape.groups()
+    yield (
+        f"Hangman's turn shape ({rows} rows, {turns_} turns of {tokens} tokens, a {prompt}-token "
+        f"prompt, {env} env tokens a turn)"
+    )
+    yield f"| setting | {turns_} turns | first call |"
+
+
+@checks(REAL_MODELS)
 def first_reply_per_env(page: Page) -> Iterator[str]:
     """One turn per env, before and after issue 9's env changes: ``before32``, ``after32``,
     ``baselines32``; then the classes of the rejected greedy replies."""
