@@ -34,8 +34,10 @@ positions: the trainer keeps the rollout's ``env_mask`` from ``_generate`` until
 scored, so those passes project only the model's tokens too, and the values the loss reads are
 TRL's (``test_the_reference_pass_scores_the_model_tokens_too``). Through TRL's path, the
 reference pass had added 21.6 s to the training part of a SmolLM2 LoRA step of 16 Hangman
-episodes (53.5 s against 31.9 s on the same episodes, AMX CPU; ``docs/multiturn.md``); what this
-saves of it is not measured yet.
+episodes (53.5 s against 31.9 s on the same episodes, AMX CPU; ``docs/multiturn.md``). On the
+ablation's TicTacToe step (8 episodes, about 5 turns) the KL term cost about 1.7 s of the
+training part with this layer and 3.3 s without it (one run each, not idle:
+``benchmarks/results/grpo_step_kl_reference_amx.txt``); the Hangman step was not rerun.
 """
 
 from __future__ import annotations
