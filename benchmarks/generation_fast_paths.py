@@ -32,7 +32,9 @@ import statistics
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 warnings.filterwarnings("ignore")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -65,12 +67,8 @@ def time_turns(generator, args: argparse.Namespace) -> float:
     return seconds
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=str(DEFAULT_GGUF), help="a .gguf file or model dir")
-    parser.add_argument(
-        "--settings", nargs="+", default=["auto", "off"], help="--fast-paths settings to compare"
-    )
+def add_turn_shape_arguments(parser: argparse.ArgumentParser) -> None:
+    """The turn shape and rounds options this benchmark shares with ``static_cache_compile.py``."""
     parser.add_argument("--rows", type=int, default=16)
     parser.add_argument("--turns", type=int, default=14)
     parser.add_argument("--tokens", type=int, default=8, help="sampled tokens per turn")
@@ -78,18 +76,28 @@ def main() -> None:
     parser.add_argument("--env-tokens", type=int, default=40, help="tokens after each reply")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
 
+
+def machine_threads() -> tuple[int, float]:
+    """Torch threads (``$OMP_NUM_THREADS``, else every core), set; and the load average before."""
     import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM, GenerationConfig
-
-    from trl_env._machine import cpu_has_bf16_units, cpu_summary, machine_record
-    from trl_env.trl import TransformersGenerator
 
     threads = int(os.environ.get("OMP_NUM_THREADS", str(os.cpu_count() or 2)))
     torch.set_num_threads(threads)
-    load_before = os.getloadavg()[0]
+    return threads, os.getloadavg()[0]
+
+
+def lora_model_in_run_dtype(
+    args: argparse.Namespace,
+) -> tuple[Any, bool, Callable[[], contextlib.AbstractContextManager]]:
+    """``--model`` with LoRA adapters r 16 on every linear layer, nudged off zero as after some
+    training; whether the run is bf16 on this CPU, and its autocast context factory."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from trl_env._machine import cpu_has_bf16_units
+
     model = AutoModelForCausalLM.from_pretrained(resolve_model(args.model))
     lora = LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM")
     model = get_peft_model(model, lora).eval()
@@ -99,14 +107,34 @@ def main() -> None:
             if "lora_B" in name:
                 parameter.normal_(std=0.01)
     bf16 = cpu_has_bf16_units()
-    config = GenerationConfig(
-        do_sample=True, temperature=1.0, top_k=0, top_p=1.0, pad_token_id=0, eos_token_id=[2]
-    )
 
     def autocast() -> contextlib.AbstractContextManager:
         if bf16:
             return torch.autocast("cpu", dtype=torch.bfloat16)
         return contextlib.nullcontext()
+
+    return model, bf16, autocast
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=str(DEFAULT_GGUF), help="a .gguf file or model dir")
+    parser.add_argument(
+        "--settings", nargs="+", default=["auto", "off"], help="--fast-paths settings to compare"
+    )
+    add_turn_shape_arguments(parser)
+    args = parser.parse_args()
+
+    from transformers import GenerationConfig
+
+    from trl_env._machine import cpu_summary, machine_record
+    from trl_env.trl import TransformersGenerator
+
+    threads, load_before = machine_threads()
+    model, bf16, autocast = lora_model_in_run_dtype(args)
+    config = GenerationConfig(
+        do_sample=True, temperature=1.0, top_k=0, top_p=1.0, pad_token_id=0, eos_token_id=[2]
+    )
 
     print(f"# {cpu_summary(threads)}; {'bf16 autocast' if bf16 else 'float32'}; "
           f"{args.rows} rows, {args.turns} turns of {args.tokens} tokens, {args.prompt}-token "

@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import statistics
 import sys
 import time
@@ -49,8 +48,13 @@ from typing import Any
 warnings.filterwarnings("ignore")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _real_model import DEFAULT_GGUF, git_commit, resolve_model  # noqa: E402
-from generation_fast_paths import time_turns  # noqa: E402
+from _real_model import DEFAULT_GGUF, git_commit  # noqa: E402
+from generation_fast_paths import (  # noqa: E402
+    add_turn_shape_arguments,
+    lora_model_in_run_dtype,
+    machine_threads,
+    time_turns,
+)
 
 SETTINGS = ("trl-env", "trl-env-off", "dynamic", "static", "static-compile")
 
@@ -150,38 +154,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(DEFAULT_GGUF), help="a .gguf file or model dir")
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=SETTINGS)
-    parser.add_argument("--rows", type=int, default=16)
-    parser.add_argument("--turns", type=int, default=14)
-    parser.add_argument("--tokens", type=int, default=8, help="sampled tokens per turn")
-    parser.add_argument("--prompt", type=int, default=300, help="prompt tokens")
-    parser.add_argument("--env-tokens", type=int, default=40, help="tokens after each reply")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
+    add_turn_shape_arguments(parser)
     args = parser.parse_args()
 
     import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
 
-    from trl_env._machine import cpu_has_bf16_units, cpu_summary, machine_record
+    from trl_env._machine import cpu_summary, machine_record
 
-    threads = int(os.environ.get("OMP_NUM_THREADS", str(os.cpu_count() or 2)))
-    torch.set_num_threads(threads)
-    load_before = os.getloadavg()[0]
-    model = AutoModelForCausalLM.from_pretrained(resolve_model(args.model))
-    lora = LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM")
-    model = get_peft_model(model, lora).eval()
-    torch.manual_seed(args.seed)
-    with torch.no_grad():  # as after some training: the adapters change the output
-        for name, parameter in model.named_parameters():
-            if "lora_B" in name:
-                parameter.normal_(std=0.01)
-    bf16 = cpu_has_bf16_units()
-
-    def autocast() -> contextlib.AbstractContextManager:
-        if bf16:
-            return torch.autocast("cpu", dtype=torch.bfloat16)
-        return contextlib.nullcontext()
+    threads, load_before = machine_threads()
+    model, bf16, autocast = lora_model_in_run_dtype(args)
 
     print(f"# {cpu_summary(threads)}; {'bf16 autocast' if bf16 else 'float32'}; "
           f"{args.rows} rows, {args.turns} turns of {args.tokens} tokens, {args.prompt}-token "

@@ -727,6 +727,23 @@ def frozenlake_path(page: Page) -> Iterator[str]:
     yield f"({wins} of {16 * len(steps)} episodes in all; {parsed['rows'][4][3]} over steps 41-50)"
 
 
+def frequency_order_followed(path: str) -> tuple[int, float, int]:
+    """Of a Hangman eval's transcripts: the games played entirely in the frequency order, the
+    mean turns in that order before the first departure, and the games that open `e`, `i`."""
+    order = "esiarntolcdugpmhbyfvkwzxqj"
+    games = [json.loads(line) for line in text_of(path).splitlines()]
+    full, turns, skips = 0, 0, 0
+    for game in games:
+        said = [t["action"] for t in game["transcript"] if t["role"] == "agent"]
+        wanted = [f"[{c}]" for c in order[: len(said)]]
+        agree = next(
+            (i for i, (a, b) in enumerate(zip(said, wanted, strict=False)) if a != b), len(said)
+        )
+        full, turns = full + (agree == len(said)), turns + agree
+        skips += said[:2] == ["[e]", "[i]"]
+    return full, turns / len(games), skips
+
+
 @checks(MULTITURN)
 def hangman_player_warm_starts(page: Page) -> Iterator[str]:
     """Hangman's two warm starts from the env's own players: the oracle's demos
@@ -777,21 +794,8 @@ def hangman_player_warm_starts(page: Page) -> Iterator[str]:
     yield f"the two intervals overlap ({after[1]:.4f} > {low:.3f})"
     warm = wilson_interval(run["warm_start"]["wins"], 256)
     assert warm[0] <= wins / 256 <= warm[1] and not run["after_above_all"]
-    order = "esiarntolcdugpmhbyfvkwzxqj"
-
-    def in_order(name: str) -> tuple[int, int]:
-        games = [json.loads(line) for line in text_of(folder + name).splitlines()]
-        full = skips = 0
-        for game in games:
-            said = [t["action"] for t in game["transcript"] if t["role"] == "agent"]
-            full += said == [f"[{c}]" for c in order[: len(said)]]
-            skips += said[:2] == ["[e]", "[i]"]
-        return full, skips
-
-    (warm_full, _), (after_full, after_skips) = (
-        in_order("eval_warm_start/transcripts.jsonl"),
-        in_order("eval_after/transcripts.jsonl"),
-    )
+    warm_full, _, _ = frequency_order_followed(folder + "eval_warm_start/transcripts.jsonl")
+    after_full, _, after_skips = frequency_order_followed(folder + "eval_after/transcripts.jsonl")
     yield f"it played {warm_full} of its 256 games entirely in the frequency order"
     yield f"({after_full} games entirely in order after {run['steps']} steps; in {after_skips} it skips `s` after `e`)"
     yield f"won {run['warm_start']['wins'] - run['after']['wins']} games fewer"
@@ -858,23 +862,9 @@ def hangman_kl_warm_start(page: Page) -> Iterator[str]:
         f"{heuristic['success_rate']:.3f} ({reach}/256 would reach it)"
     )
     yield f"won {run['warm_start']['wins'] - run['after']['wins']} games fewer than its warm start"
-    order = "esiarntolcdugpmhbyfvkwzxqj"
-
-    def followed(name: str) -> tuple[int, float]:
-        games = [json.loads(line) for line in text_of(folder + name).splitlines()]
-        full, turns = 0, 0
-        for game in games:
-            said = [t["action"] for t in game["transcript"] if t["role"] == "agent"]
-            wanted = [f"[{c}]" for c in order[: len(said)]]
-            agree = next(
-                (i for i, (a, b) in enumerate(zip(said, wanted, strict=False)) if a != b), len(said)
-            )
-            full, turns = full + (agree == len(said)), turns + agree
-        return full, turns / len(games)
-
-    (after_full, after_turns), (warm_full, warm_turns) = (
-        followed("eval_after/transcripts.jsonl"),
-        followed("eval_warm_start/transcripts.jsonl"),
+    after_full, after_turns, _ = frequency_order_followed(folder + "eval_after/transcripts.jsonl")
+    warm_full, warm_turns, _ = frequency_order_followed(
+        folder + "eval_warm_start/transcripts.jsonl"
     )
     yield f"after {run['steps']} steps no held-out game was played entirely in it"
     yield f"({after_full} of 256, against the warm start's {warm_full};"
