@@ -158,6 +158,19 @@ def test_the_reference_pass_scores_the_model_tokens_too(
     torch.testing.assert_close(trainer.compute_loss(trainer.model, stock), expected)
 
 
+def test_positions_past_a_short_env_mask_are_scored_as_trl_pads_it() -> None:
+    """TRL pads ``tool_mask`` with 1, so the loss reads a completion's positions past a short
+    ``env_mask``: the scoring passes compute them too; rows that do not match get TRL's path."""
+    trainer = object.__new__(TurnCreditGRPOTrainer)
+    trainer._batch_model_tokens = [[1, 0, 1], [1, 1]]
+    scored = trainer._batch_scored_positions(2, 4, torch.device("cpu"))
+    assert scored.tolist() == [[1, 0, 1, 1], [1, 1, 1, 1]]
+    assert trainer._batch_scored_positions(3, 4, torch.device("cpu")) is None
+    assert trainer._batch_scored_positions(2, 2, torch.device("cpu")) is None
+    trainer._batch_model_tokens = None
+    assert trainer._batch_scored_positions(2, 4, torch.device("cpu")) is None
+
+
 def test_other_passes_and_non_text_inputs_run_as_in_trl(
     tiny_model_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

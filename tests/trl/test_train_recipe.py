@@ -160,8 +160,8 @@ def test_warm_start_random_then_rl_within_minutes(
 def test_beta_keeps_lora_grpo_near_the_warm_start_not_the_base(tmp_path: Path) -> None:
     """``--beta`` with ``--lora`` after a warm start: TRL's reference is the model with the
     adapter off, and the warm start is merged into it, so the KL term pulls toward the warm
-    start. Its KL is exactly 0 before the first update (the fresh adapter is zero) although the
-    warm start moved the weights away from the base; then it moves."""
+    start. Its KL is 0 before the first update (the fresh adapter is zero) although the warm start
+    moved the weights away from the base; then it moves."""
     pytest.importorskip("peft")
     import csv
 
@@ -173,7 +173,9 @@ def test_beta_keeps_lora_grpo_near_the_warm_start_not_the_base(tmp_path: Path) -
     assert main(["train", *argv]) == 0
     with (out / "metrics.csv").open(newline="") as handle:
         kl = [float(row["kl"]) for row in csv.DictReader(handle) if row["kl"] != ""]
-    assert len(kl) == 3 and kl[0] == 0.0 and kl[1] > 0 and kl[2] > 0
+    # Before the first update the policy is the reference up to float rounding (two passes of
+    # other shapes); a reference on the base weights would be far from it.
+    assert len(kl) == 3 and abs(kl[0]) < 1e-6 and kl[1] > 1e-5 and kl[2] > 1e-5
     base = load_file(out / "base-model" / "model.safetensors")
     warm = load_file(out / "warm_start" / "merged" / "model.safetensors")
     moved = max((warm[name].float() - base[name].float()).abs().max().item() for name in base)

@@ -188,14 +188,18 @@ class FastPathsTrainer:
         self, rows: int, width: int, device: torch.device
     ) -> torch.Tensor | None:
         """The model's tokens of the batch being scored, as the positions to score; ``None``
-        outside ``_generate_and_score_completions`` or where the rows do not match."""
+        outside ``_generate_and_score_completions`` or where the rows do not match.
+
+        Past a row's ``env_mask`` the positions are scored, as TRL pads ``tool_mask`` with 1: a
+        rollout whose ``env_mask`` is shorter than its completion still gets every position the
+        loss reads (padding is never scored: its labels come from the attention mask)."""
         masks = self._batch_model_tokens
         if masks is None or len(masks) != rows or any(len(mask) > width for mask in masks):
             return None
-        scored = torch.zeros(rows, width, dtype=torch.long, device=device)
+        scored = torch.ones(rows, width, dtype=torch.long)
         for row, mask in enumerate(masks):
             scored[row, : len(mask)] = torch.as_tensor(mask, dtype=torch.long)
-        return scored
+        return scored.to(device)
 
     # --- the training forward ------------------------------------------------------------------
 
