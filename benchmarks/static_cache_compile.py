@@ -61,7 +61,10 @@ SETTINGS = ("trl-env", "trl-env-off", "dynamic", "static", "static-compile")
 
 class StockGenerator:
     """``model.generate`` on the whole conversation each turn: what a multi-turn loop written
-    against transformers alone does (no key/value reuse across turns).
+    against transformers alone does (no key/value reuse across turns). Not
+    ``TransformersGenerator(reuse_kv_cache=False)``: that one rebuilds its generation config
+    from ``to_dict()``, which drops ``CompileConfig._compile_all_devices``, so it would never
+    compile on a CPU.
 
     Args:
         model: The model to sample from.
