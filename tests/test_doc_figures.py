@@ -879,6 +879,93 @@ def hangman_kl_warm_start(page: Page) -> Iterator[str]:
 
 
 @checks(MULTITURN)
+def hangman_win_warm_start(page: Page) -> Iterator[str]:
+    """The frequency warm start, then GRPO on the game's own reward with episode credit
+    (``learning_hangman_frequency_warm_start_win_amx/``): settings, the slower machine (step 1:
+    the same episodes as the KL run), steps, time and memory, the policy table with intervals
+    recomputed, the goal's test recomputed against the order's eval, the budget cuts, the order in
+    the transcripts against the two earlier runs', the step table and the held-out wins."""
+    folder = RESULTS + "learning_hangman_frequency_warm_start_win_amx/"
+    kl = RESULTS + "learning_hangman_frequency_warm_start_kl_amx/"
+    plain = RESULTS + "learning_hangman_frequency_warm_start_amx/"
+    run = load(folder + "result.json")
+    settings = yaml.safe_load(text_of(folder + "config.yaml"))
+    assert (settings["credit"], settings["partial_credit"], settings["env_kwargs"]) == (
+        "episode", 0.0, {"partial_credit": 0.0}
+    )  # fmt: skip
+    assert (settings["beta"], settings["learning_rate"], settings["warm_start"]) == (
+        0.1, 1e-4, "frequency"
+    )  # fmt: skip
+    assert (settings["warm_start_episodes"], settings["warm_start_epochs"]) == (128, 2.0)
+    yield "(1 for a win, 0 for a loss, -0.1 for an invalid reply)"
+    start = text_of(folder + "start.txt")
+    assert start.split("\n")[1].startswith("4e51b78")
+    load_average = re.search(r"load average: ([\d.]+),", start)[1]
+    yield f"Commit 4e51b78, load average {load_average} at the start"
+    record, _ = clock_ended_run(run, folder)
+    metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
+    earlier = list(csv.DictReader(io.StringIO(text_of(kl + "metrics.csv"))))
+    same = ("env/mean_turns", "completions/mean_length")
+    assert all(metrics[1][key] == earlier[1][key] for key in same)  # step 1: the same episodes
+    yield (
+        f"its generation took {float(metrics[1]['time/generation_s']):.1f} s against "
+        f"{float(earlier[1]['time/generation_s']):.1f} s, so {record['steps']} steps fit, not "
+        f"{load(kl + 'run.json')['steps']}"
+    )
+    warm_s = float(metrics[1]["wall_time_s"]) - float(metrics[1]["step_time"])
+    warm_s -= float(metrics[0]["eval_seconds"])
+    yield (
+        f"{record['steps']} GRPO steps, the train command {minutes(record['wall_time_s'], 1)} "
+        f"minutes in all, the warm start about {warm_s / 60:.0f} minutes of it, its peak RSS "
+        f"{record['peak_rss_gb']:.2f} GB"
+    )
+    yield f"within the hour ({minutes(record['wall_time_s'], 1)} minutes)"
+    policy_rows(run, page, folder + "result.json")
+    assert run["warm_start"] == {**load(kl + "result.json")["warm_start"], **run["warm_start"]}
+    warm, after = run["warm_start"]["wins"], run["after"]["wins"]
+    assert warm == load(kl + "result.json")["warm_start"]["wins"]
+    after_full, after_turns, _ = frequency_order_followed(folder + "eval_after/transcripts.jsonl")
+    warm_full, warm_turns, _ = frequency_order_followed(
+        folder + "eval_warm_start/transcripts.jsonl"
+    )
+    assert warm_full == 187
+    yield f"came out as before: {warm}/256 again, the same {warm_full} games in order"
+    heuristic = load(plain + "eval_frequency/results.json")["envs"]["TextHangman-v0"]
+    order_wins = round(heuristic["success_rate"] * 256)
+    low, high = wilson_interval(after, 256)
+    assert low <= heuristic["success_rate"] <= high  # the goal's test: the intervals overlap
+    assert wilson_interval(warm, 256)[1] >= heuristic["success_rate"]
+    yield f"[{low:.3f}, {high:.3f}], holds the frequency order's {heuristic['success_rate']:.3f}"
+    yield f"(its interval holds the order's {heuristic['success_rate']:.3f})"
+    yield f"the warm start's interval holds {heuristic['success_rate']:.3f} too"
+    yield f"GRPO added one game to it ({warm} to"
+    assert after - warm == 1
+    yield f"{after}), inside the noise"
+    yield f"{after} is still {order_wins - after} games short of the order's {order_wins}"
+    cut = {k: run[k]["ended_by"]["token_budget"] for k in ("after", "warm_start")}
+    budget = settings["max_completion_length"]
+    yield f"{cut['after']} of the trained model's games ended at the {budget}-token episode budget"
+    yield f"({cut['warm_start']} of the warm start's)"
+    plain_full, _, _ = frequency_order_followed(plain + "eval_after/transcripts.jsonl")
+    kl_full, _, _ = frequency_order_followed(kl + "eval_after/transcripts.jsonl")
+    yield f"after {record['steps']} steps {after_full} of the 256 held-out games"
+    yield f"({after_turns:.2f} turns a game before the first departure)"
+    yield f"against {kl_full} after the KL run on partial credit and {plain_full} after the run"
+    yield f"the warm start played {warm_full} ({warm_turns:.2f})"
+    parsed = step_rows(page, folder, ((1, 10), (11, 20)))
+    dry = sum(1 for r in parsed["steps"] if r["env/success_rate"] == 0)
+    yield f"(0 wins in {dry} of the {record['steps']} steps)"
+    held = parsed["held"]
+    yield (
+        f"({round(held[10] * 32)}/32 at steps 10 and 20, against {round(held[0] * 32)}/32 at step 0)"
+    )
+    assert held[10] == held[20]
+    losses = [load(f + "result.json") for f in (plain, kl)]
+    lost = [r["warm_start"]["wins"] - r["after"]["wins"] for r in losses]
+    yield f"partial credit lost {lost[0]} and {lost[1]} games, the game's own reward gained {after - warm}"
+
+
+@checks(MULTITURN)
 def frozenlake_step_group(page: Page) -> Iterator[str]:
     """``--recipe frozenlake-step-group``, stopped by hand (``learning_frozenlake_step_group_amx/``):
     the resolved settings, steps, time and memory, the step table, the entropy fall, the wins,
