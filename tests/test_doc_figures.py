@@ -879,6 +879,38 @@ def hangman_kl_warm_start(page: Page) -> Iterator[str]:
 
 
 @checks(MULTITURN)
+def hangman_kl_reference_step(page: Page) -> Iterator[str]:
+    """The reference pass on a Hangman step (``grpo_step_kl_reference_hangman_amx.txt``): the
+    training part with and without ``model_token_scoring`` at beta 0.1 and 0, the KL term's cost
+    recomputed, the games' length and the spread of the steps within a setting."""
+    text = text_of(RESULTS + "grpo_step_kl_reference_hangman_amx.txt")
+    runs, spread, turns = {}, 0.0, []
+    for line in text.splitlines():
+        if line.startswith('{"env"'):
+            run = json.loads(line)
+            assert run["env"] == "TextHangman-v0" and run["cpu"]["bf16_units"]
+            assert "--batch-size 16 " in run["command"]
+            beta = re.search(r"--beta (\S+)", run["command"])[1]
+            runs[beta] = {k: v["training_s"] for k, v in run["settings"].items()}
+            for setting in run["settings"].values():
+                first, second = setting["step_times_s"]
+                spread = max(spread, abs(first - second))
+                turns.append(setting["turns"])
+    assert min(turns) >= 12 and max(turns) <= 13
+    yield "(16 episodes of about 12-13 turns"
+    assert "--steps 2 " in run["command"]
+    yield "2 steps a setting, one run each"
+    on, off = "fast-paths on", "without model_token_scoring"
+    kl, plain = runs["0.1"], runs["0"]
+    yield (
+        f"part from {kl[off]:.1f} s to {kl[on]:.1f} s with the KL term and from {plain[off]:.1f} s "
+        f"to {plain[on]:.1f} s without it"
+    )
+    yield f"(+{kl[on] - plain[on]:.1f} s with the layer, {kl[off] - plain[off]:.1f} s without;"
+    yield f"steps of one setting differed by up to {spread:.0f} s)"
+
+
+@checks(MULTITURN)
 def hangman_win_warm_start(page: Page) -> Iterator[str]:
     """The frequency warm start, then GRPO on the game's own reward with episode credit
     (``learning_hangman_frequency_warm_start_win_amx/``): settings, the slower machine (step 1:

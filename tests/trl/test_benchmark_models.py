@@ -1,0 +1,43 @@
+"""The real-model benchmarks take a LoRA run's model: ``resolve_model`` merges the adapter."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from trl_env.trl import models
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from _real_model import resolve_model
+
+
+@pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
+def test_resolve_model_merges_a_lora_adapter_into_a_model_directory(
+    tiny_model_dir: str, tmp_path: Path
+) -> None:
+    peft = pytest.importorskip("peft")
+    from transformers import AutoModelForCausalLM
+
+    base, _ = models.load_model_and_tokenizer(tiny_model_dir)
+    config = peft.LoraConfig(
+        r=4, lora_alpha=8, target_modules="all-linear", init_lora_weights=False
+    )
+    adapted = peft.get_peft_model(base, config)
+    adapted.save_pretrained(tmp_path / "adapter")
+    ids = torch.tensor([[1, 2, 3, 4]])
+
+    merged = resolve_model(tmp_path / "adapter")
+
+    assert Path(merged, "config.json").is_file() and not models.is_adapter_dir(merged)
+    assert Path(merged, "tokenizer_config.json").is_file()
+    with torch.no_grad():
+        expected = adapted(input_ids=ids).logits
+        got = AutoModelForCausalLM.from_pretrained(merged)(input_ids=ids).logits
+        unmerged = AutoModelForCausalLM.from_pretrained(tiny_model_dir)(input_ids=ids).logits
+    torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
+    assert not torch.allclose(got, unmerged, atol=1e-3)  # the adapter's change is in it
+    assert resolve_model(tiny_model_dir) == tiny_model_dir  # a whole model passes through
