@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 
@@ -16,6 +19,22 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     from trl_env.trl.models import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-qwen3"))
+
+
+@pytest.fixture
+def tiny_lora_adapter(tiny_model_dir: str, tmp_path: Path) -> tuple[Any, Path]:
+    """A LoRA adapter with random (non-zero) weights on the tiny model, saved to
+    ``tmp_path / "adapter"``: returns ``(the peft model, the adapter directory)``."""
+    peft = pytest.importorskip("peft")
+    from trl_env.trl.models import load_model_and_tokenizer
+
+    base, _ = load_model_and_tokenizer(tiny_model_dir)
+    config = peft.LoraConfig(
+        r=4, lora_alpha=8, target_modules="all-linear", init_lora_weights=False
+    )
+    adapted = peft.get_peft_model(base, config)
+    adapted.save_pretrained(tmp_path / "adapter")
+    return adapted, tmp_path / "adapter"
 
 
 @pytest.fixture

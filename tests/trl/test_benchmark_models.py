@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -17,20 +18,14 @@ from _real_model import resolve_model
 
 @pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
 def test_resolve_model_merges_a_lora_adapter_into_a_model_directory(
-    tiny_model_dir: str, tmp_path: Path
+    tiny_model_dir: str, tiny_lora_adapter: tuple[Any, Path]
 ) -> None:
-    peft = pytest.importorskip("peft")
     from transformers import AutoModelForCausalLM
 
-    base, _ = models.load_model_and_tokenizer(tiny_model_dir)
-    config = peft.LoraConfig(
-        r=4, lora_alpha=8, target_modules="all-linear", init_lora_weights=False
-    )
-    adapted = peft.get_peft_model(base, config)
-    adapted.save_pretrained(tmp_path / "adapter")
+    adapted, adapter = tiny_lora_adapter
     ids = torch.tensor([[1, 2, 3, 4]])
 
-    merged = resolve_model(tmp_path / "adapter")
+    merged = resolve_model(adapter)
 
     assert Path(merged, "config.json").is_file() and not models.is_adapter_dir(merged)
     assert Path(merged, "tokenizer_config.json").is_file()

@@ -105,14 +105,11 @@ def test_a_tokenizer_without_chat_template_is_refused(tiny_model_dir: str, tmp_p
 
 
 @pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
-def test_lora_adapter_loads_with_its_base(tiny_model_dir: str, tmp_path: Path) -> None:
+def test_lora_adapter_loads_with_its_base(
+    tiny_model_dir: str, tiny_lora_adapter: tuple[Any, Path], tmp_path: Path
+) -> None:
     peft = pytest.importorskip("peft")
-    base, _ = models.load_model_and_tokenizer(tiny_model_dir)
-    config = peft.LoraConfig(
-        r=4, lora_alpha=8, target_modules="all-linear", init_lora_weights=False
-    )
-    adapted = peft.get_peft_model(base, config)
-    adapted.save_pretrained(tmp_path / "adapter")
+    adapted, _ = tiny_lora_adapter
     assert models.is_adapter_dir(tmp_path / "adapter")
     assert models.adapter_base(tmp_path / "adapter") == tiny_model_dir
     ids = torch.tensor([[1, 2, 3, 4]])
