@@ -883,19 +883,16 @@ def hangman_kl_reference_step(page: Page) -> Iterator[str]:
     """The reference pass on a Hangman step (``grpo_step_kl_reference_hangman_amx.txt``): the
     training part with and without ``model_token_scoring`` at beta 0.1 and 0, the KL term's cost
     recomputed, the games' length and the spread of the steps within a setting."""
-    text = text_of(RESULTS + "grpo_step_kl_reference_hangman_amx.txt")
     runs, spread, turns = {}, 0.0, []
-    for line in text.splitlines():
-        if line.startswith('{"env"'):
-            run = json.loads(line)
-            assert run["env"] == "TextHangman-v0" and run["cpu"]["bf16_units"]
-            assert "--batch-size 16 " in run["command"]
-            beta = re.search(r"--beta (\S+)", run["command"])[1]
-            runs[beta] = {k: v["training_s"] for k, v in run["settings"].items()}
-            for setting in run["settings"].values():
-                first, second = setting["step_times_s"]
-                spread = max(spread, abs(first - second))
-                turns.append(setting["turns"])
+    for run in profiles("grpo_step_kl_reference_hangman_amx.txt"):
+        assert run["env"] == "TextHangman-v0" and run["cpu"]["bf16_units"]
+        assert "--batch-size 16 " in run["command"]
+        beta = re.search(r"--beta (\S+)", run["command"])[1]
+        runs[beta] = {k: v["training_s"] for k, v in run["settings"].items()}
+        for setting in run["settings"].values():
+            first, second = setting["step_times_s"]
+            spread = max(spread, abs(first - second))
+            turns.append(setting["turns"])
     assert min(turns) >= 12 and max(turns) <= 13
     yield "(16 episodes of about 12-13 turns"
     assert "--steps 2 " in run["command"]
