@@ -2303,7 +2303,7 @@ def largest_number_through_the_product(page: Page) -> Iterator[str]:
     steps = training_steps(folder)
     assert len(steps) == record["steps"] == run["steps"]
     yield f"holds {record['steps']} GRPO steps ({mean(r['step_time'] for r in steps):.1f} s per step"
-    yield f"against {old['mean_step_s']:.1f} s)"
+    yield [f"against {s} s)" for s in forms(old["mean_step_s"], 1)]
     yield f"took {minutes(record['wall_time_s'], 1)} minutes and peaked at {record['peak_rss_gb']:.2f} GB"
     metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
     held = [
