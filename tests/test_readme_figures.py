@@ -65,6 +65,7 @@ LEARNING_COLUMNS = {
         f"{r['eval_success_ci'][1]:.3f}]"
     ),
     "wall time": lambda r: f"{r['wall_time_s']:.0f} s",
+    "grpo time": lambda r: f"{r['train_time_s']:.0f} s",
     "held-out evals": lambda r: f"{r['eval_seconds_total']:.1f} s",
 }
 
@@ -259,6 +260,19 @@ def test_readme_real_model_figures_match_results() -> None:
     ) in text
     assert record["machine"]["bf16_units"] and "amx_bf16" in record["machine"]["cpu_flags"]
     assert f"random policy's {fraction(default['random'])}; one run, end to end" in text
+    # Its rerun on later code (a slower machine: fewer steps in the budget), above all three too.
+    rerun, rerun_record = default_command_run("learning_hangman_default_rerun_amx")
+    assert rerun["command"].replace("s18", "s10") == default["command"]
+    assert (
+        f"the same CPU ({rerun_record['steps']} GRPO steps in the same budget): "
+        f"{fraction(rerun['after'])} (CI {ci(rerun['after'])}), still above all three, peak RSS "
+        f"{rerun_record['peak_rss_gb']:.2f} GB"
+    ) in text
+    learning = " ".join(LEARNING.read_text("utf-8").split())
+    assert (
+        f"rerun on today's code on a slower machine: {fraction(rerun['after'])} in "
+        f"{rerun_record['steps']} steps, still above all three"
+    ) in learning
     # The frequency order's own demos as the warm start, then GRPO on wins: the trained model's
     # interval holds the order's success rate (recomputed), as the warm start's does.
     order = load(
