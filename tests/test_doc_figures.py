@@ -533,6 +533,19 @@ def policy_rows(run: dict[str, Any], page: Page, results: str) -> None:
     assert [row[1:] for row in table] == [row[1:] for row in rows]
 
 
+def policy_rows_above_all(
+    run: dict[str, Any], page: Page, results: str
+) -> tuple[tuple[float, float], float]:
+    """:func:`policy_rows`, then asserts the trained model's interval lies above the base
+    model's, the random policy's and the warm start's (recomputed from the wins); returns that
+    interval and the highest upper bound of the three."""
+    policy_rows(run, page, results)
+    after = wilson_interval(run["after"]["wins"], 256)
+    bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "random", "warm_start"))
+    assert after[0] > bound
+    return after, bound
+
+
 def training_steps(folder: str) -> list[dict[str, float]]:
     """The GRPO steps of ``folder``'s ``metrics.csv`` (rows with a training reward), as floats."""
     metrics = csv.DictReader(io.StringIO(text_of(folder + "metrics.csv")))
@@ -1166,10 +1179,7 @@ def recipe_through_the_product(page: Page) -> Iterator[str]:
     folder = RESULTS + "learning_hangman_recipe_amx/"
     run = load(folder + "result.json")
     assert "--recipe multiturn-hangman" in run["command"] and run["machine"]["bf16_units"]
-    policy_rows(run, page, folder + "result.json")
-    after = wilson_interval(run["after"]["wins"], 256)
-    bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "random", "warm_start"))
-    assert after[0] > bound
+    after, bound = policy_rows_above_all(run, page, folder + "result.json")
     yield f"lies above all three ({after[0]:.3f} > {bound:.3f})"
     recorded = load(RESULTS + "learning_multiturn_oneshot/result.json")
     old = interval(recorded["after"])
@@ -1269,10 +1279,7 @@ def default_command_through_the_product(page: Page) -> Iterator[str]:
         "random",
     )
     assert (settings["max_new_tokens_per_turn"], settings["max_completion_length"]) == (16, 1024)
-    policy_rows(run, page, folder + "result.json")
-    after = wilson_interval(run["after"]["wins"], 256)
-    bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "random", "warm_start"))
-    assert after[0] > bound
+    after, bound = policy_rows_above_all(run, page, folder + "result.json")
     yield f"The trained model's interval lies above all three ({after[0]:.3f} > {bound:.3f}): the command a user types"
     yield (
         f"{settings['max_new_tokens_per_turn']} tokens per reply, an episode budget of "
@@ -1338,10 +1345,7 @@ def default_command_rerun(page: Page) -> Iterator[str]:
     assert text_of(folder + "config.yaml").replace("s18", "s10") == text_of(
         old_folder + "config.yaml"
     )
-    policy_rows(run, page, folder + "result.json")
-    after = wilson_interval(run["after"]["wins"], 256)
-    bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "random", "warm_start"))
-    assert after[0] > bound
+    after, bound = policy_rows_above_all(run, page, folder + "result.json")
     yield f"Still above all three ({after[0]:.3f} > {bound:.3f}), in {old['steps'] - run['steps']} fewer steps"
     yield f"({run['after']['wins']}/256 against {old['after']['wins']}/256; the two intervals overlap"
     assert wilson_interval(old["after"]["wins"], 256)[0] <= after[1]
@@ -1415,10 +1419,7 @@ def default_command_second_game(page: Page) -> Iterator[str]:
     yield f"two groups of 8 a step, {tokens} tokens per reply and an episode budget of {budget} tokens"
     random = run["random"]
     yield f"the random policy draws {random['wins']} of the {random['episodes']} held-out games"
-    policy_rows(run, page, folder + "result.json")
-    after = wilson_interval(run["after"]["wins"], 256)
-    bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "random", "warm_start"))
-    assert after[0] > bound
+    after, bound = policy_rows_above_all(run, page, folder + "result.json")
     yield f"in {run['after']['success_rate']:.0%} of the held-out games, and its interval"
     yield f"lies above all three ({after[0]:.3f} > {bound:.3f})"
     for key in ("before", "warm_start"):  # one legal move, then 9 invalid replies, every game
@@ -2338,6 +2339,18 @@ def merged_lora_generation(page: Page) -> Iterator[str]:
     yield f"({earlier['after_s']:.1f} s per step with every layer on then)"
 
 
+def first_held_at_full(folder: str) -> int:
+    """The first step whose in-training held-out eval (``folder``'s ``metrics.csv``) won every
+    seed, asserted to stay there."""
+    metrics = csv.DictReader(io.StringIO(text_of(folder + "metrics.csv")))
+    held = [
+        (int(r["step"]), float(r["eval_success_rate"])) for r in metrics if r["eval_success_rate"]
+    ]
+    first = min(step for step, rate in held if rate == 1.0)
+    assert all(rate == 1.0 for step, rate in held if step >= first)
+    return first
+
+
 @checks(REAL_MODELS)
 def largest_number_rerun(page: Page) -> Iterator[str]:
     """The one-turn run again on later code (``real_model_learning_largest_number_rerun_amx/``):
@@ -2359,13 +2372,7 @@ def largest_number_rerun(page: Page) -> Iterator[str]:
     yield f"took {minutes(record['wall_time_s'], 1)} minutes and peaked at {record['peak_rss_gb']:.2f} GB"
     assert [r["reward"] for r in steps] == [r["reward"] for r in old_steps[: len(steps)]]
     yield f"Its {len(steps)} training-batch rewards equal the first {len(steps)} of the run above"
-    metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
-    held = [
-        (int(r["step"]), float(r["eval_success_rate"])) for r in metrics if r["eval_success_rate"]
-    ]
-    first = min(step for step, rate in held if rate == 1.0)
-    assert all(rate == 1.0 for step, rate in held if step >= first)
-    yield f"reached 32/32 at step {first} again"
+    yield f"reached 32/32 at step {first_held_at_full(folder)} again"
 
 
 @checks(REAL_MODELS)
@@ -2400,13 +2407,7 @@ def largest_number_through_the_product(page: Page) -> Iterator[str]:
     yield f"holds {record['steps']} GRPO steps ({mean(r['step_time'] for r in steps):.1f} s per step"
     yield [f"against {s} s)" for s in forms(old["mean_step_s"], 1)]
     yield f"took {minutes(record['wall_time_s'], 1)} minutes and peaked at {record['peak_rss_gb']:.2f} GB"
-    metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
-    held = [
-        (int(r["step"]), float(r["eval_success_rate"])) for r in metrics if r["eval_success_rate"]
-    ]
-    first = min(step for step, rate in held if rate == 1.0)
-    assert all(rate == 1.0 for step, rate in held if step >= first)
-    yield f"reached 32/32 at step {first} and held it"
+    yield f"reached 32/32 at step {first_held_at_full(folder)} and held it"
 
 
 @checks(REAL_MODELS)
