@@ -1349,7 +1349,7 @@ def default_command_rerun(page: Page) -> Iterator[str]:
     yield f"Still above all three ({after[0]:.3f} > {bound:.3f}), in {old['steps'] - run['steps']} fewer steps"
     yield f"({run['after']['wins']}/256 against {old['after']['wins']}/256; the two intervals overlap"
     assert wilson_interval(old["after"]["wins"], 256)[0] <= after[1]
-    yield f"The same benchmark command on commit {run['commit']} (the trim above in place"
+    yield f"The same benchmark command on commit {run['commit']} (with the heap trim of [Memory](#memory-freed-heap-pages-go-back) below"
     for key in ("before", "warm_start"):
         assert (round(run[key]["mean_return"], 3), round(run[key]["mean_turns"], 2)) == (
             round(old[key]["mean_return"], 3),
