@@ -555,11 +555,7 @@ def training_steps(folder: str) -> list[dict[str, float]]:
 def step_rows(page: Page, folder: str, spans: tuple[tuple[int, int], ...]) -> dict[str, Any]:
     """Asserts the step table after ``folder``'s ``metrics.csv`` marker: means over each span of
     the training batches, and the held-out wins of its last step; returns the parsed rows."""
-    metrics = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
-    steps = training_steps(folder)
-    held = {
-        int(r["step"]): float(r["eval_success_rate"]) for r in metrics if r["eval_success_rate"]
-    }
+    steps, held = training_steps(folder), held_out_by_step(folder)
     rows = []
     for first, last in spans:
         span = [r for r in steps if first <= r["step"] <= last]
@@ -1331,20 +1327,31 @@ def default_command_through_the_product(page: Page) -> Iterator[str]:
     yield f"({peaks[1]:.2f} GB after step 1, {peaks[41]:.2f} GB by step 41; its biggest rises"
 
 
+def same_command_as_recorded(
+    folder: str, old_folder: str, sessions: tuple[str, str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The benchmark JSON lines of a rerun and of the run it repeats; asserts the rerun used the
+    recorded command, CPU model and resolved settings (its scratch folder, ``sessions[0]``, in
+    place of the recorded one's, ``sessions[1]``)."""
+    run, old = load(folder + "result.json"), load(old_folder + "result.json")
+    assert run["command"].replace(*sessions) == old["command"]
+    assert run["machine"] == old["machine"] and run["machine"]["bf16_units"]
+    config = text_of(folder + "config.yaml")
+    assert config.replace(*sessions) == text_of(old_folder + "config.yaml")
+    return run, old
+
+
 @checks(MULTITURN)
 def default_command_rerun(page: Page) -> Iterator[str]:
     """The default Hangman command rerun on later code (``learning_hangman_default_rerun_amx/``):
     the same command and resolved settings as the recorded run, the policy table with intervals
     recomputed, "above all three" recomputed, step 1's same episodes and times, the whole-run peak
     against the recorded run's, and the step table."""
-    folder = RESULTS + "learning_hangman_default_rerun_amx/"
-    old_folder = RESULTS + "learning_hangman_default_amx/"
-    run, old = load(folder + "result.json"), load(old_folder + "result.json")
-    assert run["command"].replace("s18", "s10") == old["command"]
-    assert run["machine"] == old["machine"] and run["machine"]["bf16_units"]
-    assert text_of(folder + "config.yaml").replace("s18", "s10") == text_of(
-        old_folder + "config.yaml"
+    folder, old_folder = (
+        RESULTS + "learning_hangman_default_rerun_amx/",
+        RESULTS + "learning_hangman_default_amx/",
     )
+    run, old = same_command_as_recorded(folder, old_folder, ("s18", "s10"))
     after, bound = policy_rows_above_all(run, page, folder + "result.json")
     yield f"Still above all three ({after[0]:.3f} > {bound:.3f}), in {old['steps'] - run['steps']} fewer steps"
     yield f"({run['after']['wins']}/256 against {old['after']['wins']}/256; the two intervals overlap"
@@ -1490,6 +1497,138 @@ def default_command_second_game(page: Page) -> Iterator[str]:
         f"({first:.1f} s to about {late:.0f} s after step 60), which is why {record['steps']} "
         f"steps fit where Hangman's {hangman} did"
     )
+
+
+@checks(MULTITURN)
+def default_command_second_game_rerun(page: Page) -> Iterator[str]:
+    """The default ``TextTicTacToePerfect-v0`` command rerun on later code
+    (``learning_tictactoe_perfect_default_rerun_amx/``): the same command and resolved settings
+    as the recorded run, the policy table with intervals recomputed, "not met" recomputed, step
+    1's same episodes and times, the held-out evals and the peak against the recorded run's, and
+    the step table."""
+    folder, old_folder = (
+        RESULTS + "learning_tictactoe_perfect_default_rerun_amx/",
+        RESULTS + "learning_tictactoe_perfect_default_amx/",
+    )
+    run, old = same_command_as_recorded(folder, old_folder, ("s19", "s11"))
+    yield f"command on commit {run['commit']} (`config.yaml` identical)"
+    policy_rows(run, page, folder + "result.json")
+    after = wilson_interval(run["after"]["wins"], 256)
+    assert after[0] <= wilson_interval(run["random"]["wins"], 256)[1]
+    assert run["after_above_all"] is False
+    for key in ("before", "warm_start", "random"):
+        assert {k: run[key][k] for k in ("wins", "mean_return", "mean_turns")} == {
+            k: old[key][k] for k in ("wins", "mean_return", "mean_turns")
+        }
+    yield (
+        f"({run['after']['invalid_action_rate']:.0%} of its turns invalid, against "
+        f"{run['before']['invalid_action_rate']:.0%} for the base model and the warm start"
+    )
+    steps, old_steps = training_steps(folder), training_steps(old_folder)
+    first, old_first = steps[0], old_steps[0]
+    assert (first["env/mean_turns"], first["loss"]) == (
+        old_first["env/mean_turns"],
+        old_first["loss"],
+    )
+    settings = yaml.safe_load(text_of(folder + "config.yaml"))
+    batch = settings["per_device_train_batch_size"]
+    yield f"step 1 sampled the same {batch} episodes as the recorded run's (the same loss)"
+    yield f"(not reproduced in {settings['minutes']:.0f} minutes on a slower day)"
+    yield f"took {first['step_time']:.1f} s against {old_first['step_time']:.1f} s"
+    # Float rounding, not another batch: the norms agree to three decimals and part at the fourth.
+    norms = (int(first["grad_norm"] * 1e4), int(old_first["grad_norm"] * 1e4))
+    assert norms[0] != norms[1] and round(first["grad_norm"], 3) == round(old_first["grad_norm"], 3)
+    assert steps[1]["loss"] != old_steps[1]["loss"]
+    yield "step 1's gradient norm differs in the fourth digit"
+    record, _ = clock_ended_run(run, folder)
+    old_record = load(old_folder + "run.json")
+    yield f"held {record['steps']} GRPO steps instead of {old_record['steps']}"
+    yield f"In {record['steps']} steps the model learned to make legal moves"
+    yield f"took {minutes(record['wall_time_s'], 1)} minutes in all, its peak RSS {record['peak_rss_gb']:.2f} GB"
+    yield f"(the load average was {run['load_average_before']:.2f} at the start"
+    parsed = step_rows(page, folder, ((1, 10), (11, 20), (21, 30), (31, 33)))
+    old_held = held_out_by_step(old_folder)
+    assert old_held[10] == old_held[30] < old_held[40]
+    yield (
+        f"drew {round(old_held[10] * 32)}/32 at steps 10 and 30, "
+        f"{round(old_held[40] * 32)}/32 from step 40"
+    )
+    assert set(parsed["held"].values()) == {0.0} and len(parsed["held"]) == 5
+    yield "drew 0/32 at every eval"
+    peaks = {int(r["step"]): r["peak_rss_gb"] for r in steps}
+    assert {peaks[k] for k in range(1, 11)} == {peaks[1]} and peaks[1] < record["peak_rss_gb"]
+    assert {peaks[k] for k in range(11, 34)} == {record["peak_rss_gb"]}
+    metrics = csv.DictReader(io.StringIO(text_of(folder + "metrics.csv")))
+    eval10 = next(r for r in metrics if r["step"] == "10" and r["eval_mean_turns"])
+    assert float(eval10["eval_mean_turns"]) == run["before"]["mean_turns"] == 10  # the turn limit
+    yield f"The peak rose from {peaks[1]:.2f} GB to {record['peak_rss_gb']:.2f} GB at the step-10 held-out eval"
+    yield f"drew {round(old_held[10] * 32)} games and its peak stayed at {old_record['peak_rss_gb']:.2f} GB"
+
+
+@checks(MULTITURN)
+def default_command_second_game_resumed(page: Page) -> Iterator[str]:
+    """The tic-tac-toe rerun resumed from its step-30 checkpoint
+    (``learning_tictactoe_perfect_default_rerun_amx/resumed/``): the same batch at step 31, the
+    steps, time and memory, the final eval with its interval against the random policy's
+    (recomputed), the held-out evals, the entropy against the recorded run's, the distinct games,
+    and the step table."""
+    folder = RESULTS + "learning_tictactoe_perfect_default_rerun_amx/"
+    resumed, old_folder = folder + "resumed/", RESULTS + "learning_tictactoe_perfect_default_amx/"
+    record = load(resumed + "run.json")
+    assert record["command"].endswith(
+        "--minutes 30 --out /work/bench/s19/ttt/run_resumed --resume --no-progress"
+    )
+    assert record["stopped_by"] == "minutes" and record["machine"]["bf16_units"]
+    first, again = training_steps(folder), training_steps(resumed)
+    kept = ("reward", "loss", "grad_norm", "env/mean_turns", "env/mean_return")
+    assert all(a[k] == b[k] for a, b in zip(first, again, strict=False) for k in kept)
+    assert len(again) == record["steps"] and again[30]["step"] == 31
+    yield f"(the same mean return {again[30]['env/mean_return']:.4f} and loss {again[30]['loss']:.6f})"
+    yield f"It reached step {record['steps']} in {minutes(record['wall_time_s'], 1)} minutes (peak RSS {record['peak_rss_gb']:.2f} GB"
+    results = load(resumed + "eval_after/results.json")
+    final = results["envs"]["TextTicTacToePerfect-v0"]
+    wins = round(final["success_rate"] * 256)
+    low, high = wilson_interval(wins, 256)
+    random = load(folder + "result.json")["random"]
+    random_high = wilson_interval(random["wins"], 256)[1]
+    assert wilson_interval(0, 256)[1] < low <= random_high  # above base and warm start, not random
+    yield f"drew {wins}/256 = {wins / 256:.3f} [{low:.3f}, {high:.3f}] of the held-out games"
+    yield f"not above the random policy's {random['wins']}/256 [{wilson_interval(random['wins'], 256)[0]:.3f}, {random_high:.3f}]"
+    yield f"so the goal is not met at {record['steps']} steps"
+    held, old_held = held_out_by_step(resumed), held_out_by_step(old_folder)
+    assert all(old_held[s] == old_held[40] for s in old_held if s >= 40)
+    yield f"The recorded run's held-out evals drew {round(old_held[40] * 32)}/32 from step 40 on"
+    yield (
+        f"drew {round(held[40] * 32)}/32 at step 40, {round(held[50] * 32)}/32 at step 50 and "
+        f"{round(held[53] * 32)}/32 at step 53"
+    )
+    entropy = mean(r["entropy"] for r in again[-10:])
+    old_entropy = mean(r["entropy"] for r in training_steps(old_folder)[43:53])
+    yield f"entropy was {entropy:.2f} over its last 10 steps, where the recorded run's had fallen to {old_entropy:.2f} over the same steps 44-53"
+
+    def distinct_games(eval_folder: str) -> int:
+        episodes = text_of(eval_folder + "transcripts.jsonl").splitlines()
+        transcripts = (json.loads(line)["transcript"] for line in episodes)
+        return len({tuple(e.get("action") or e.get("text") for e in t) for t in transcripts})
+
+    yield (
+        f"its 256 greedy games are {distinct_games(resumed + 'eval_after/')} distinct games against "
+        f"the recorded run's {distinct_games(old_folder + 'eval_after/')}"
+    )
+    yield f"today's code the default command's {load(old_folder + 'result.json')['after']['wins']}/256 is not reproduced in {record['steps']} steps"
+    parsed = step_rows(page, resumed, ((31, 40), (41, 50), (51, 53)))
+    old_steps = load(old_folder + "run.json")["steps"]
+    pace = mean(r["step_time"] for r in parsed["steps"][-10:])
+    assert 50 <= (old_steps - record["steps"]) * pace / 60 <= 70  # "about an hour"
+    yield f"within the recorded {old_steps} steps ({old_steps - record['steps']} more, about an hour"
+
+
+def held_out_by_step(folder: str) -> dict[int, float]:
+    """The in-training held-out success rates of ``folder``'s ``metrics.csv``, by step."""
+    metrics = csv.DictReader(io.StringIO(text_of(folder + "metrics.csv")))
+    return {
+        int(r["step"]): float(r["eval_success_rate"]) for r in metrics if r["eval_success_rate"]
+    }
 
 
 @checks(MULTITURN)

@@ -304,10 +304,23 @@ def test_readme_real_model_figures_match_results() -> None:
         f"the random policy's {fraction(second['random'])} (CI {ci(second['random'])})"
     ) in text
     assert fraction(second["warm_start"]) == fraction(second["before"]) == "0/256"
+    # Its rerun on later code (a slower machine), resumed to step 53: not above the random policy.
+    folder = "benchmarks/results/learning_tictactoe_perfect_default_rerun_amx/"
+    rerun, rerun_record = load(folder + "result.json"), load(folder + "run.json")
+    resumed = load(folder + "resumed/run.json")
+    final = load(folder + "resumed/eval_after/results.json")["envs"]["TextTicTacToePerfect-v0"]
+    assert interval(final)[0] <= interval(rerun["random"])[1]
+    assert (
+        f"the budget held {rerun_record['steps']} GRPO steps, which drew {fraction(rerun['after'])}, "
+        f"and the same run resumed to step {resumed['steps']} drew {fraction(final)} "
+        f"(CI {ci(final)}), not above the random policy's"
+    ) in text
     learning = " ".join((ROOT / "docs/learning.md").read_text("utf-8").split())
     assert (
         f"from {fraction(second['before'])} to {fraction(second['after'])} in "
-        f"{second_run['steps']} GRPO steps, on one line of play"
+        f"{second_run['steps']} GRPO steps, on one line of play (rerun on today's code on a slower "
+        f"machine: {fraction(final)} at step {resumed['steps']}, not above the random policy's "
+        f"{fraction(rerun['random'])})"
     ) in learning
     assert (
         f"from {fraction(default['before'])} to {fraction(default['after'])} in "
