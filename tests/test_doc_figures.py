@@ -2320,6 +2320,24 @@ def fast_path_ablation_amx_idle_rerun(page: Page) -> Iterator[str]:
 
 
 @checks(REAL_MODELS)
+def warm_start_table_rerun(page: Page) -> Iterator[str]:
+    """The warm-start table's random and base-model columns rerun on later code
+    (``real_model_envs_rerun_amx_2026-11-30/``): every recorded figure of every env equal."""
+    folder = RESULTS + "real_model_envs_rerun_amx_2026-11-30/"
+    envs = 0
+    for label, policy in (("random4", "random"), ("warmstart_before4", "greedy")):
+        old = load(RESULTS + f"real_model_envs/{label}/results.json")["policies"][policy]
+        new = load(folder + f"{label}/results.json")["policies"][policy]
+        for env, summary in old["summaries"].items():
+            assert all(new["summaries"][env][k] == v for k, v in summary.items()), env
+        assert new["rejections"] == old["rejections"] and len(new["summaries"]) == 19
+        envs = len(old["summaries"])
+    yield f"reproduced on all {envs} envs"
+    yield f"greedy episodes took {new['elapsed_s']:.0f} s against {old['elapsed_s']:.0f} s"
+    yield f"the base model's {envs * 32} greedy episodes"
+
+
+@checks(REAL_MODELS)
 def default_run_peak(page: Page) -> Iterator[str]:
     """The default Hangman command's whole-run peak: ``learning_hangman_default_amx/run.json``."""
     record = load(RESULTS + "learning_hangman_default_amx/run.json")
