@@ -134,6 +134,26 @@ def parse(config_class: type, argv: list[str]) -> Any:
     return config_from_namespace(config_class, parser.parse_args(argv))
 
 
+def test_every_command_that_writes_a_folder_takes_out_and_output_dir() -> None:
+    """`--out` and `--output-dir` are one setting in train, eval, demos and sft (docs/cli.md),
+    each spelled in full: no reliance on argparse's prefix matching."""
+    from trl_env._demos import DemosConfig
+    from trl_env.trl._sft import SFTRunConfig
+    from trl_env.trl.training import TrainConfig
+
+    for config_class, field_name, head in (
+        (TrainConfig, "output_dir", ["TextWordle-v0"]),
+        (EvalConfig, "output_dir", ["TextWordle-v0", "--policy", "oracle"]),
+        (DemosConfig, "out", ["TextWordle-v0"]),
+        (SFTRunConfig, "output_dir", ["TextWordle-v0", "--model", "m"]),
+    ):
+        for flag in ("--out", "--output-dir"):
+            parser = argparse.ArgumentParser(allow_abbrev=False)
+            add_config_arguments(parser, config_class)
+            config = config_from_namespace(config_class, parser.parse_args([*head, flag, "d"]))
+            assert getattr(config, field_name) == "d", (config_class.__name__, flag)
+
+
 def test_eval_and_serve_options_come_from_their_configs() -> None:
     config = parse(EvalConfig, ["TextWordle-v0", "--policy", "oracle", "--max-new-tokens", "9"])
     assert config.max_new_tokens_per_turn == 9  # the rollout's own name

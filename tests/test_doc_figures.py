@@ -134,6 +134,7 @@ NOT_MEASUREMENTS: dict[str, list[str]] = {
         "training batches, last 10 steps",  # a column header: the window of the figures
     ],
     REAL_MODELS: [
+        "(a later issue set 24 s:",  # the goal of issue 34, not a measurement
         "`benchmarks/results/hangman_default_amd_epyc/README.md`, 2 steps)",  # its setting
         "a step of at most 24 s",  # issue 34's goal for a CPU with bf16 units
         "the stretch goal of 16 s",  # issue 34's stretch goal
@@ -2067,7 +2068,7 @@ def grpo_step_on_a_cpu(page: Page) -> Iterator[str | list[str]]:
     yield f"mean of {before['steps']} steps after a warm-up step"
     yield f"{final['ratio']:.2f}x per step"
     assert after["step_s"] <= 25
-    yield "the goal of at most 25 s per step is met"
+    yield "the goal set for this change, at most 25 s per step, is met"
     took = [f"{s:.1f}" for s, _ in after["measured"]]
     yield f"The four measured `after` steps took {', '.join(took[:-1])} and {took[-1]} s"
     lengths = [length for _, length in after["measured"]]
@@ -2343,6 +2344,15 @@ def default_run_peak(page: Page) -> Iterator[str]:
     record = load(RESULTS + "learning_hangman_default_amx/run.json")
     assert record["stopped_by"] == "minutes" and record["machine"]["bf16_units"]
     yield f"over a whole 55-minute run on a CPU with AMX it peaked at {record['peak_rss_gb']:.2f} GB"
+    yield f"and at {trimmed_rerun_peak():.2f} GB when that run was repeated with them given back"
+
+
+def trimmed_rerun_peak() -> float:
+    """The default Hangman command's whole-run peak with the heap trim: its rerun's ``run.json``."""
+    record = load(RESULTS + "learning_hangman_default_rerun_amx/run.json")
+    config = yaml.safe_load(text_of(RESULTS + "learning_hangman_default_rerun_amx/config.yaml"))
+    assert record["stopped_by"] == "minutes" and config["minutes"] == 55
+    return record["peak_rss_gb"]
 
 
 @checks(REAL_MODELS)
@@ -2687,6 +2697,7 @@ def cli_figures(page: Page) -> Iterator[str]:
     default = load(RESULTS + "learning_hangman_default_amx/result.json")
     record = load(RESULTS + "learning_hangman_default_amx/run.json")  # the train command's own
     yield f"A whole 55-minute run of it on a CPU with AMX peaked at {record['peak_rss_gb']:.2f} GB"
+    yield f"(the same run repeated with that peaked at {trimmed_rerun_peak():.2f} GB)"
     assert "--recipe" not in default["command"] and default["after_above_all"]
     yield (
         f"from {fraction(default['before'])} to {fraction(default['after'])} in "

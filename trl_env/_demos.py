@@ -103,7 +103,9 @@ class DemosConfig:
         },
     )
     episodes: int = field(default=32, metadata={"help": "episodes per environment"})
-    out: str = field(default="demos", metadata={"help": "output folder"})
+    out: str = field(
+        default="demos", metadata={"help": "output folder", "aliases": ["--output-dir"]}
+    )
     seed: int = seed_field(
         "seed of the demos: episode i plays reset(seed=1e9 + seed + i), away from eval's seeds"
     )

@@ -214,6 +214,27 @@ def test_env_traits_tell_multi_turn_games_and_step_rewards() -> None:
     assert lake.takes_partial_credit and not lake.step_rewards  # shaped only when asked
 
 
+def test_a_trl_env_run_folder_as_model_gets_no_second_warm_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`trl-env train ENV --model runs/sft` (the documented oracle warm start, then GRPO) must not
+    run a random-demo warm start on top of it; a plain model still gets one."""
+    monkeypatch.setattr(defaults_module, "_has_gpu", lambda: False)
+    sft, train_run, plain = tmp_path / "sft", tmp_path / "run", tmp_path / "plain"
+    for folder, config in ((sft, "sft_config.json"), (train_run, "train_config.json"), (plain, "")):
+        (folder / "final").mkdir(parents=True)
+        if config:
+            (folder / config).write_text("{}")
+    resolve = lambda model: TrainConfig(["TextTicTacToe-v0"], model=model, lora=True).resolved()  # noqa: E731
+    assert resolve(str(sft)).warm_start == "none"
+    assert resolve(str(sft / "final")).warm_start == "none"  # a run's model folder, too
+    assert resolve(str(train_run)).warm_start == "none"
+    assert resolve(str(plain)).warm_start == "random"
+    assert resolve("m.gguf").warm_start == "random"
+    given = TrainConfig(["TextTicTacToe-v0"], model=str(sft), warm_start="oracle").resolved()
+    assert given.warm_start == "oracle"  # an explicit choice still wins
+
+
 def test_real_model_cpu_defaults_fit_a_multi_turn_game(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(defaults_module, "_has_gpu", lambda: False)
     hangman = TrainConfig(["TextHangman-v0"], model="m.gguf", lora=True).resolved()

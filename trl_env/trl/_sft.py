@@ -80,7 +80,9 @@ class SFTRunConfig:
         },
     )
     episodes: int = field(default=32, metadata={"help": "demo episodes per env when played now"})
-    output_dir: str = field(default="runs/sft", metadata={"help": "the run folder to write"})
+    output_dir: str = field(
+        default="runs/sft", metadata={"help": "the run folder to write", "aliases": ["--out"]}
+    )
     lora: bool = field(
         default=False, metadata={"help": "train LoRA adapters (peft) instead of all weights"}
     )

@@ -44,7 +44,6 @@ one-turn envs, a few KB on multi-turn ones)."""
 _EVALS_PER_RUN = 10
 _EVALS_PER_RUN_REAL_MODEL = 5
 
-
 _AT_LEAST_1 = (
     "num_tasks num_generations gradient_accumulation_steps max_steps lora_r lora_alpha save_total_limit"
     " per_device_train_batch_size micro_batch_size max_completion_length max_new_tokens_per_turn"
@@ -215,10 +214,11 @@ class TrainConfig:
         metadata=_help(
             "Warm start before RL: SFT (LoRA with --lora) on demos played now by the env's own "
             "'random' or 'oracle' policy or one of its scripted players (Hangman: 'frequency'), "
-            "or on a folder written by `trl-env demos`; 'none' for no warm start. The demos and the SFT run are kept in <output-dir>/warm_start, a "
-            "policy folder `trl-env eval --policy` takes. Default: 'random' for a real model on a "
-            "CPU on a multi-turn env with a random policy (it teaches the reply format, not "
-            "the game: most of the base model's Hangman replies were unreadable), else 'none'.",
+            "or a `trl-env demos` folder; 'none' for none. The demos and the SFT run are kept in "
+            "<output-dir>/warm_start, a policy `trl-env eval --policy` takes. Default: 'random' "
+            "for a real model on a CPU on a multi-turn env with a random policy (it teaches the "
+            "reply format, not the game: most of the base model's Hangman replies were unreadable)"
+            " unless --model is a `trl-env sft`/`train` run folder (taught already); else 'none'.",
             metavar="random|oracle|NAME|none|DIR",
         ),
     )
@@ -397,7 +397,7 @@ class TrainConfig:
     def resolved(self) -> TrainConfig:
         """A copy with every ``None`` default filled in (see the field helps)."""
         defaults = run_defaults(
-            tiny_model=self.uses_tiny_model,
+            model=self.model,
             lora=self.lora,
             env_ids=self.env_ids,
             env_kwargs=self.env_kwargs,

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from trl_env._configs import MAX_NEW_TOKENS_PER_TURN
 from trl_env._demos import DEFAULT_SYSTEM_PROMPT
+from trl_env.trl.models._paths import run_config
 from trl_env.trl.training._passes import CPU_MICRO_BATCH
 
 __all__ = ["SHAPED_PARTIAL_CREDIT", "multi_turn_defaults", "run_defaults", "with_partial_credit"]
@@ -162,7 +164,7 @@ def multi_turn_defaults(
 
 def run_defaults(
     *,
-    tiny_model: bool,
+    model: str | None,
     lora: bool,
     env_ids: Sequence[str] = (),
     env_kwargs: Mapping[str, Any] | None = None,
@@ -175,7 +177,9 @@ def run_defaults(
     """The value of each defaulted ``TrainConfig`` field for this model kind, envs and machine.
 
     Args:
-        tiny_model: The built-in tiny model (no ``--model``).
+        model: The run's ``--model``; ``None`` for the built-in tiny model. A trl-env run folder
+            (``trl-env sft`` or ``train``) gets no warm start by default: its run already taught
+            the games' reply format.
         lora: LoRA adapters are trained.
         env_ids: The run's envs (a real model on a CPU gets multi-turn defaults for multi-turn
             envs, :func:`multi_turn_defaults`).
@@ -187,10 +191,10 @@ def run_defaults(
         credit_chosen: The run gives its ``credit`` or ``gamma`` (no partial credit by default).
 
     Example:
-        >>> run_defaults(tiny_model=True, lora=False)["learning_rate"]
+        >>> run_defaults(model=None, lora=False)["learning_rate"]
         0.001
     """
-    if tiny_model:
+    if model is None:
         # Tuned in float32 (the tiny model's speed is overhead, not matmuls).
         defaults = {**_TINY_DEFAULTS, "bf16": False, "credit": "episode", "warm_start": "none"}
         defaults["gamma"] = 1.0
@@ -207,6 +211,9 @@ def run_defaults(
                     credit_chosen,
                 )
             )
+            if Path(model).is_dir() and run_config(model) is not None:
+                # A second format warm start would only dilute the first (an oracle's demos).
+                defaults["warm_start"] = "none"
         if lora:
             defaults["learning_rate"] = (
                 _LORA_LEARNING_RATE if _has_gpu() else _CPU_LORA_LEARNING_RATE
