@@ -1624,6 +1624,66 @@ def default_command_second_game_resumed(page: Page) -> Iterator[str]:
     yield f"within the recorded {old_steps} steps ({old_steps - record['steps']} more, about an hour"
 
 
+@checks(MULTITURN)
+def default_command_second_game_resumed_to_103(page: Page) -> Iterator[str]:
+    """The tic-tac-toe rerun resumed again from its step-50 checkpoint to the recorded run's 103
+    steps (``learning_tictactoe_perfect_default_rerun_amx/resumed103/``): the same batches at
+    steps 51-53, the steps, time and memory, the final and step-100 evals with their intervals
+    against the random policy's (recomputed), the held-out evals, the entropy, the distinct games,
+    and the step table."""
+    folder = RESULTS + "learning_tictactoe_perfect_default_rerun_amx/"
+    resumed, again = folder + "resumed/", folder + "resumed103/"
+    record = load(again + "run.json")
+    old_steps = load(RESULTS + "learning_tictactoe_perfect_default_amx/run.json")["steps"]
+    assert record["command"].endswith(
+        f"--minutes 100 --max-steps {old_steps} --out /work/bench/s20/ttt/run103 --resume --no-progress"
+    )
+    assert record["stopped_by"] == "max_steps" and record["steps"] == old_steps
+    yield f"Resumed again, to the recorded run's {old_steps} steps"
+    assert record["machine"]["bf16_units"]
+    first, later = training_steps(resumed), training_steps(again)
+    assert [r["loss"] for r in first[:53]] == [r["loss"] for r in later[:53]]
+    yield f"redid steps 51-53 on the same batches (the same losses) and reached step {record['steps']}"
+    yield f"in {minutes(record['wall_time_s'], 1)} minutes (peak RSS {record['peak_rss_gb']:.2f} GB"
+    random = load(folder + "result.json")["random"]
+    random_ci = wilson_interval(random["wins"], 256)
+
+    def held_out_games(eval_folder: str) -> tuple[int, tuple[float, float], dict[str, Any]]:
+        results = load(eval_folder + "results.json")["envs"]["TextTicTacToePerfect-v0"]
+        wins = round(results["success_rate"] * 256)
+        return wins, wilson_interval(wins, 256), results
+
+    wins, (low, high), final = held_out_games(again + "eval_after/")
+    assert low <= random_ci[1]  # not above the random policy
+    yield f"drew {wins}/256 = {wins / 256:.3f} [{low:.3f}, {high:.3f}] of the held-out games"
+    yield f"({final['invalid_action_rate']:.0%} of its turns invalid)"
+    yield f"still not above the random policy's {random['wins']}/256 [{random_ci[0]:.3f}, {random_ci[1]:.3f}]"
+    yield f"the default command's {load(RESULTS + 'learning_tictactoe_perfect_default_amx/result.json')['after']['wins']}/256 is not reproduced within the recorded run's {old_steps} steps"
+    settings = yaml.safe_load(text_of(again + "config.yaml"))
+    held = held_out_by_step(again)
+    assert settings["eval_every"] == 20 and settings["max_steps"] == old_steps
+    yield (
+        f"drew {round(held[60] * 32)}/32 at step 60, {round(held[80] * 32)}/32 at step 80, "
+        f"{round(held[100] * 32)}/32 at step 100 and {round(held[103] * 32)}/32 at step 103"
+    )
+    wins100, (low100, high100), _ = held_out_games(again + "eval_step100/")
+    assert low100 > max(random_ci[1], wilson_interval(0, 256)[1])  # above all three
+    yield f"drew {wins100}/256 = {wins100 / 256:.3f} [{low100:.3f}, {high100:.3f}]"
+    # The in-training evals played the first 32 of the 256 seeds, and picked this checkpoint.
+    lines = text_of(again + "eval_step100/transcripts.jsonl").splitlines()
+    unseen = [e["success"] for e in map(json.loads, lines) if e["seed"] >= 10_000 + 32]
+    recorded = load(RESULTS + "learning_tictactoe_perfect_default_amx/result.json")["after"]
+    assert wins100 > recorded["wins"]
+    yield f"recorded run's {recorded['wins']}/256 (on the {len(unseen)} seeds the in-training evals never played, {sum(unseen)}/{len(unseen)})"
+    entropy = mean(r["entropy"] for r in later[-10:])
+    yield f"The batches' entropy was {entropy:.2f} over the last 10 steps"
+    episodes = text_of(again + "eval_after/transcripts.jsonl").splitlines()
+    transcripts = (json.loads(line)["transcript"] for line in episodes)
+    games = {tuple(e.get("action") or e.get("text") for e in t) for t in transcripts}
+    yield f"its 256 greedy games are {len(games)} distinct games"
+    step_rows(page, again, ((51, 60), (61, 80), (81, 100), (101, 103)))
+
+
 def held_out_by_step(folder: str) -> dict[int, float]:
     """The in-training held-out success rates of ``folder``'s ``metrics.csv``, by step."""
     metrics = csv.DictReader(io.StringIO(text_of(folder + "metrics.csv")))
@@ -2577,6 +2637,25 @@ def largest_number_through_the_product(page: Page) -> Iterator[str]:
     yield f"reached 32/32 at step {first_held_at_full(folder)} and held it"
 
 
+def tictactoe_rerun_to_103() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The tic-tac-toe default command's rerun resumed to the recorded run's steps: its final and
+    step-100 evaluations and the random policy's, as ``fraction`` reads them; asserts the final
+    model is not above the random policy and step 100's is (intervals recomputed)."""
+    folder = RESULTS + "learning_tictactoe_perfect_default_rerun_amx/"
+    record = load(folder + "resumed103/run.json")
+    assert (
+        record["steps"]
+        == load(RESULTS + "learning_tictactoe_perfect_default_amx/run.json")["steps"]
+    )
+    final, step100 = (
+        load(f"{folder}resumed103/{name}/results.json")["envs"]["TextTicTacToePerfect-v0"]
+        for name in ("eval_after", "eval_step100")
+    )
+    random = load(folder + "result.json")["random"]
+    assert interval(final)[0] <= interval(random)[1] < interval(step100)[0]
+    return final, step100, random
+
+
 @checks(REAL_MODELS)
 def learning_in_minutes(page: Page) -> Iterator[str | list[str]]:
     """TextLargestNumber-v0 learns in 14 minutes, TextTicTacToe-v0 not in 40
@@ -2617,8 +2696,14 @@ def learning_in_minutes(page: Page) -> Iterator[str | list[str]]:
     )
     for run in (hangman, ttt):
         above(run["after"], run["before"], run["warm_start"], run["random"])
-    yield f"Hangman ({fraction(hangman['before'])} to {fraction(hangman['after'])})"
-    yield f"perfect player ({fraction(ttt['before'])} to {fraction(ttt['after'])} draws)"
+    rerun = load(RESULTS + "learning_hangman_default_rerun_amx/result.json")
+    yield f"Hangman ({fraction(hangman['before'])} to {fraction(hangman['after'])}; {fraction(rerun['after'])} rerun on today's code)"
+    final, step100, _ = tictactoe_rerun_to_103()
+    yield (
+        f"perfect player ({fraction(ttt['before'])} to {fraction(ttt['after'])} draws; rerun on "
+        f"today's code, {fraction(final)} at the same step, {fraction(step100)} three steps earlier)"
+    )
+
     # TicTacToe: the greedy result did not move.
     path = RESULTS + "real_model_learning/TextTicTacToe-v0/"
     run, steps = before_after_table(page, path + "result.json"), curve(path + "curve.csv")
@@ -2709,6 +2794,11 @@ def cli_figures(page: Page) -> Iterator[str]:
     yield (
         f"from {fraction(second['before'])} to {fraction(second['after'])} in "
         f"{second_run['steps']} GRPO steps, {minutes(second_run['wall_time_s'], 1)} minutes on the same CPU"
+    )
+    final, step100, random = tictactoe_rerun_to_103()
+    yield (
+        f"rerun on today's code, the final model at the same step drew {fraction(final)}, not above "
+        f"the random policy's {fraction(random)}, and its step-100 checkpoint {fraction(step100)}"
     )
     # The default partial credit's evidence: the recorded Hangman runs, by their gamma.
     wins = {}

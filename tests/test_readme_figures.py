@@ -310,17 +310,27 @@ def test_readme_real_model_figures_match_results() -> None:
     resumed = load(folder + "resumed/run.json")
     final = load(folder + "resumed/eval_after/results.json")["envs"]["TextTicTacToePerfect-v0"]
     assert interval(final)[0] <= interval(rerun["random"])[1]
+    # Resumed again to the recorded run's steps: the final model not above it, step 100's far above.
+    again = load(folder + "resumed103/run.json")
+    env = "TextTicTacToePerfect-v0"
+    final103 = load(folder + "resumed103/eval_after/results.json")["envs"][env]
+    step100 = load(folder + "resumed103/eval_step100/results.json")["envs"][env]
+    assert again["steps"] == second_run["steps"] and again["stopped_by"] == "max_steps"
+    assert interval(final103)[0] <= interval(rerun["random"])[1] < interval(step100)[0]
     assert (
         f"the budget held {rerun_record['steps']} GRPO steps, which drew {fraction(rerun['after'])}, "
         f"and the same run resumed to step {resumed['steps']} drew {fraction(final)} "
-        f"(CI {ci(final)}), not above the random policy's"
+        f"(CI {ci(final)}), not above the random policy's; resumed to the recorded "
+        f"{again['steps']} steps it drew {fraction(final103)} (CI {ci(final103)}), still not above "
+        f"it, though its step-100 checkpoint drew {fraction(step100)} (CI {ci(step100)})"
     ) in text
     learning = " ".join((ROOT / "docs/learning.md").read_text("utf-8").split())
     assert (
         f"from {fraction(second['before'])} to {fraction(second['after'])} in "
         f"{second_run['steps']} GRPO steps, on one line of play (rerun on today's code on a slower "
-        f"machine: {fraction(final)} at step {resumed['steps']}, not above the random policy's "
-        f"{fraction(rerun['random'])})"
+        f"machine: {fraction(final)} at step {resumed['steps']} and {fraction(final103)} at step "
+        f"{again['steps']}, not above the random policy's {fraction(rerun['random'])}; its "
+        f"step-100 checkpoint drew {fraction(step100)})"
     ) in learning
     assert (
         f"from {fraction(default['before'])} to {fraction(default['after'])} in "
