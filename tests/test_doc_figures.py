@@ -2800,6 +2800,9 @@ def cli_figures(page: Page) -> Iterator[str]:
         f"rerun on today's code, the final model at the same step drew {fraction(final)}, not above "
         f"the random policy's {fraction(random)}, and its step-100 checkpoint {fraction(step100)}"
     )
+    held = held_out_by_step(RESULTS + "learning_tictactoe_perfect_default_rerun_amx/resumed103/")
+    assert max(held) == 103
+    yield f"(a tic-tac-toe run drew {round(held[100] * 32)}/32 at step 100 and {round(held[103] * 32)}/32 at step 103, its last"
     # The default partial credit's evidence: the recorded Hangman runs, by their gamma.
     wins = {}
     for name in ("hangman_immediate", "oneshot", "hangman"):

@@ -382,6 +382,44 @@ def test_a_stuck_run_is_warned_about_once(
     assert "--num-generations" in err and "trl-env sft" in err
 
 
+def test_the_best_held_out_eval_s_model_is_kept_in_run_best(
+    multiturn_run: Any, tmp_path: Path
+) -> None:
+    """``RUN/best`` holds the model of the best held-out eval (success, then mean return, the
+    earlier on a tie), ``best.json`` says which; ``trl-env eval --policy RUN/best`` replays that
+    eval exactly."""
+    rows = read_csv(multiturn_run.out / "metrics.csv")
+    best = json.loads((multiturn_run.out / "best" / "best.json").read_text())
+    scores = [(float(r["eval_success_rate"]), float(r["eval_mean_return"])) for r in rows]
+    top = max(scores)
+    assert best["step"] == int(rows[scores.index(top)]["step"])  # the first eval with the top score
+    assert (best["eval_success_rate"], best["eval_mean_return"]) == pytest.approx(top)
+    out = tmp_path / "eval"
+    argv = ["eval", GUESS, "--policy", str(multiturn_run.out / "best"), "--episodes", "8"]
+    assert cli_main([*argv, "--seed", "10000", "--temperature", "0", "--out", str(out)]) == 0
+    report = json.loads((out / "results.json").read_text())["envs"][GUESS]
+    assert (report["success_rate"], report["mean_return"]) == pytest.approx(top, abs=1e-5)
+
+
+def test_a_better_eval_replaces_run_best_and_a_worse_one_does_not(tmp_path: Path) -> None:
+    from trl_env.trl.training._best import BestHeldOutModel
+
+    saved: list[str] = []
+    trainer = SimpleNamespace(args=SimpleNamespace(output_dir=str(tmp_path)))
+    trainer.save_model = lambda folder: saved.append(folder) or Path(folder).mkdir(exist_ok=True)
+    keep = BestHeldOutModel(trainer)
+    state = SimpleNamespace(global_step=0, is_world_process_zero=True)
+    for step, rate, mean_return in ((0, 0.25, 0.1), (10, 0.5, -0.2), (20, 0.5, -0.3),
+                                    (30, 0.5, -0.2), (40, 0.25, 0.9), (50, 0.5, 0.0)):  # fmt: skip
+        state.global_step = step
+        keep.on_log(
+            None, state, None, logs={"eval_success_rate": rate, "eval_mean_return": mean_return}
+        )
+        keep.on_log(None, state, None, logs={"loss": 0.1})  # a training log: ignored
+    assert keep.best_so_far() == {"step": 50, "eval_success_rate": 0.5, "eval_mean_return": 0.0}
+    assert len(saved) == 3  # steps 0, 10 and 50: a tie (30) or a worse eval saves nothing
+
+
 # ---------------------------------------------------------------------------- LoRA
 
 
@@ -394,6 +432,13 @@ def test_evals_and_saved_rollouts_with_lora(tiny_model_dir: str, tmp_path: Path)
     assert [row["step"] for row in rows] == ["0", "1", "2"]
     assert all(row["eval_success_rate"] != "" for row in rows)
     assert rollout_steps(out) == [1, 2]
+    # RUN/best is a LoRA adapter too, and a policy of its own.
+    assert (out / "best" / "adapter_config.json").is_file()
+    argv = ["eval", LARGEST, "--policy", str(out / "best"), "--episodes", "4", "--seed", "10000"]
+    assert cli_main([*argv, "--temperature", "0", "--out", str(tmp_path / "eval")]) == 0
+    report = json.loads((tmp_path / "eval" / "results.json").read_text())["envs"][LARGEST]
+    best = json.loads((out / "best" / "best.json").read_text())
+    assert report["success_rate"] == pytest.approx(best["eval_success_rate"])
 
 
 # ---------------------------------------------------------------------------- bad input

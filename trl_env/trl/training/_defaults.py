@@ -11,7 +11,6 @@ from typing import Any
 
 from trl_env._configs import MAX_NEW_TOKENS_PER_TURN
 from trl_env._demos import DEFAULT_SYSTEM_PROMPT
-from trl_env.trl.models._paths import run_config
 from trl_env.trl.training._passes import CPU_MICRO_BATCH
 
 __all__ = ["SHAPED_PARTIAL_CREDIT", "multi_turn_defaults", "run_defaults", "with_partial_credit"]
@@ -211,6 +210,9 @@ def run_defaults(
                     credit_chosen,
                 )
             )
+            # (Imported here: the models package pulls in torch, and --help must not.)
+            from trl_env.trl.models._paths import run_config
+
             if Path(model).is_dir() and run_config(model) is not None:
                 # A second format warm start would only dilute the first (an oracle's demos).
                 defaults["warm_start"] = "none"

@@ -257,6 +257,7 @@ def _watch(trainer: Any, cfg: TrainConfig, started: float, say: Say) -> tuple[An
     None when off. transformers' printer and bar give way to the run's one line per step."""
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
+    from trl_env.trl.training._best import BestHeldOutModel
     from trl_env.trl.training._callbacks import TimeBudget
     from trl_env.trl.training._heldout import HeldOutEvalCallback
 
@@ -274,6 +275,7 @@ def _watch(trainer: Any, cfg: TrainConfig, started: float, say: Say) -> tuple[An
             log=say,
         )
         trainer.add_callback(evals)
+        trainer.add_callback(BestHeldOutModel(trainer))  # RUN/best: the last step's may be worse
     budget = None
     if cfg.minutes is not None:  # warm start and RL together: the clock started with the run
         budget = TimeBudget(started + 60 * cfg.minutes, say)

@@ -1,0 +1,64 @@
+"""The model of a run's best held-out eval, kept beside its last: :class:`BestHeldOutModel`.
+
+A GRPO policy can swing between evals: a tic-tac-toe run on SmolLM2 drew 201/256 held-out games
+at step 100 and 64/256 at step 103, its last (docs/multiturn.md). ``final/`` is the last step's
+model; this callback also keeps the model of the best held-out eval so far in ``RUN/best`` (the
+highest ``eval_success_rate``, ties broken by ``eval_mean_return``, the earlier eval kept on a full
+tie), with ``best.json`` naming its step and figures. ``trl-env eval --policy RUN/best`` plays it
+with the run's settings.
+
+The choice is made on the in-training eval's seeds (``--eval-seed``, ``--eval-episodes``), so
+those seeds flatter it: judge ``RUN/best`` on other seeds (``trl-env eval --seed`` past
+``eval_seed + eval_episodes``). A resumed run compares against the ``best.json`` already there.
+
+Example:
+    >>> trainer.add_callback(BestHeldOutModel(trainer))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+__all__ = ["BEST_DIR", "BestHeldOutModel"]
+
+BEST_DIR = "best"
+"""The folder of a ``trl-env train`` run that holds the model of its best held-out eval."""
+
+_RECORD = "best.json"
+
+
+class BestHeldOutModel(TrainerCallback):
+    """Save the model to ``<output_dir>/best`` whenever a held-out eval beats the best so far.
+
+    Args:
+        trainer: The trainer (its ``save_model`` and ``args.output_dir`` are used).
+    """
+
+    def __init__(self, trainer: Any) -> None:
+        self.trainer = trainer
+
+    @property
+    def folder(self) -> Path:
+        """Where the best model is kept."""
+        return Path(self.trainer.args.output_dir) / BEST_DIR
+
+    def best_so_far(self) -> dict[str, Any] | None:
+        """``best.json``: the step, success rate and mean return of the kept model, if any."""
+        record = self.folder / _RECORD
+        return json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+        if not logs or "eval_success_rate" not in logs or not state.is_world_process_zero:
+            return
+        score = (logs["eval_success_rate"], logs.get("eval_mean_return", 0.0))
+        best = self.best_so_far()
+        if best is not None and score <= (best["eval_success_rate"], best["eval_mean_return"]):
+            return
+        self.trainer.save_model(str(self.folder))
+        record = {"step": state.global_step, "eval_success_rate": score[0],
+                  "eval_mean_return": score[1]}  # fmt: skip
+        (self.folder / _RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
