@@ -154,6 +154,37 @@ def test_every_command_that_writes_a_folder_takes_out_and_output_dir() -> None:
             assert getattr(config, field_name) == "d", (config_class.__name__, flag)
 
 
+def test_resuming_from_the_run_s_own_config_keeps_its_step_sized_defaults(tmp_path: Path) -> None:
+    """docs/cli.md: `trl-env train --config DIR/config.yaml --resume --max-steps N` trains longer
+    with every other setting kept; flags alone re-size the step-count defaults."""
+    from trl_env.cli._arguments import apply_config_file
+    from trl_env.cli._train import add_arguments, config_from_args
+    from trl_env.trl.training import TrainConfig
+
+    run = TrainConfig(
+        ["TextLargestNumber-v0"], model="m.gguf", output_dir=str(tmp_path), minutes=30.0
+    ).resolved()
+    assert (run.max_steps, run.eval_every, run.save_steps) == (10_000, 10, 10)  # the clock's
+    config = tmp_path / "config.yaml"
+    config.write_text(config_to_yaml(run, leave_out=("overwrite", "resume")), encoding="utf-8")
+
+    def resumed(*argv: str) -> TrainConfig:
+        parser = argparse.ArgumentParser()
+        add_arguments(parser)
+        if "--config" in argv:
+            apply_config_file(parser, argv[argv.index("--config") + 1])
+            argv = argv[: argv.index("--config")] + argv[argv.index("--config") + 2 :]
+        return config_from_args(parser.parse_args(list(argv))).resolved()
+
+    kept = resumed("--config", str(config), "--resume", "--max-steps", "103")
+    assert (kept.max_steps, kept.eval_every, kept.save_steps, kept.minutes) == (103, 10, 10, 30)
+    flags = resumed(
+        "TextLargestNumber-v0", "--model", "m.gguf", "--out", str(tmp_path), "--resume",
+        "--max-steps", "103",
+    )  # fmt: skip
+    assert (flags.max_steps, flags.eval_every, flags.save_steps) == (103, 20, 10)  # a fifth
+
+
 def test_eval_and_serve_options_come_from_their_configs() -> None:
     config = parse(EvalConfig, ["TextWordle-v0", "--policy", "oracle", "--max-new-tokens", "9"])
     assert config.max_new_tokens_per_turn == 9  # the rollout's own name
