@@ -1607,11 +1607,6 @@ def default_command_second_game_resumed(page: Page) -> Iterator[str]:
     old_entropy = mean(r["entropy"] for r in training_steps(old_folder)[43:53])
     yield f"entropy was {entropy:.2f} over its last 10 steps, where the recorded run's had fallen to {old_entropy:.2f} over the same steps 44-53"
 
-    def distinct_games(eval_folder: str) -> int:
-        episodes = text_of(eval_folder + "transcripts.jsonl").splitlines()
-        transcripts = (json.loads(line)["transcript"] for line in episodes)
-        return len({tuple(e.get("action") or e.get("text") for e in t) for t in transcripts})
-
     yield (
         f"its 256 greedy games are {distinct_games(resumed + 'eval_after/')} distinct games against "
         f"the recorded run's {distinct_games(old_folder + 'eval_after/')}"
@@ -1677,11 +1672,15 @@ def default_command_second_game_resumed_to_103(page: Page) -> Iterator[str]:
     yield f"recorded run's {recorded['wins']}/256 (on the {len(unseen)} seeds the in-training evals never played, {sum(unseen)}/{len(unseen)})"
     entropy = mean(r["entropy"] for r in later[-10:])
     yield f"The batches' entropy was {entropy:.2f} over the last 10 steps"
-    episodes = text_of(again + "eval_after/transcripts.jsonl").splitlines()
-    transcripts = (json.loads(line)["transcript"] for line in episodes)
-    games = {tuple(e.get("action") or e.get("text") for e in t) for t in transcripts}
-    yield f"its 256 greedy games are {len(games)} distinct games"
+    yield f"its 256 greedy games are {distinct_games(again + 'eval_after/')} distinct games"
     step_rows(page, again, ((51, 60), (61, 80), (81, 100), (101, 103)))
+
+
+def distinct_games(eval_folder: str) -> int:
+    """How many different games (the sequence of turns) ``eval_folder``'s transcripts hold."""
+    episodes = text_of(eval_folder + "transcripts.jsonl").splitlines()
+    transcripts = (json.loads(line)["transcript"] for line in episodes)
+    return len({tuple(e.get("action") or e.get("text") for e in t) for t in transcripts})
 
 
 def held_out_by_step(folder: str) -> dict[int, float]:
