@@ -154,30 +154,47 @@ def test_every_command_that_writes_a_folder_takes_out_and_output_dir() -> None:
             assert getattr(config, field_name) == "d", (config_class.__name__, flag)
 
 
-def test_resuming_from_the_run_s_own_config_keeps_its_step_sized_defaults(tmp_path: Path) -> None:
-    """docs/cli.md: `trl-env train --config DIR/config.yaml --resume --max-steps N` trains longer
-    with every other setting kept; flags alone re-size the step-count defaults."""
-    from trl_env.cli._arguments import apply_config_file
-    from trl_env.cli._train import add_arguments, config_from_args
+def test_resuming_reads_the_run_s_own_settings_under_the_flags_given_now(tmp_path: Path) -> None:
+    """docs/cli.md: `trl-env train --out DIR --resume --max-steps N` trains longer with every other
+    setting of the run kept (its recipe, its defaults sized from its step count), as
+    `--config DIR/config.yaml` would; a --config given wins; a folder without config.yaml leaves
+    the flags alone, which re-size the step-count defaults."""
+    from trl_env.cli import parse_command_line
+    from trl_env.cli._train import config_from_args
     from trl_env.trl.training import TrainConfig
 
     run = TrainConfig(
-        ["TextLargestNumber-v0"], model="m.gguf", output_dir=str(tmp_path), minutes=30.0
-    ).resolved()
+        ["TextHangman-v0"], model="m.gguf", output_dir=str(tmp_path), minutes=30.0,
+        recipe="multiturn-hangman", learning_rate=3e-6,
+    ).resolved()  # fmt: skip
     assert (run.max_steps, run.eval_every, run.save_steps) == (10_000, 10, 10)  # the clock's
-    config = tmp_path / "config.yaml"
-    config.write_text(config_to_yaml(run, leave_out=("overwrite", "resume")), encoding="utf-8")
+    (tmp_path / "config.yaml").write_text(
+        config_to_yaml(run, leave_out=("overwrite", "resume")), encoding="utf-8"
+    )
 
     def resumed(*argv: str) -> TrainConfig:
-        parser = argparse.ArgumentParser()
-        add_arguments(parser)
-        if "--config" in argv:
-            apply_config_file(parser, argv[argv.index("--config") + 1])
-            argv = argv[: argv.index("--config")] + argv[argv.index("--config") + 2 :]
-        return config_from_args(parser.parse_args(list(argv))).resolved()
+        args = parse_command_line(build_parser(), ["train", *argv])
+        return config_from_args(args).resolved()  # type: ignore[no-any-return]
 
-    kept = resumed("--config", str(config), "--resume", "--max-steps", "103")
+    kept = resumed("--out", str(tmp_path), "--resume", "--max-steps", "103")
     assert (kept.max_steps, kept.eval_every, kept.save_steps, kept.minutes) == (103, 10, 10, 30)
+    assert (kept.env_ids, kept.model, kept.recipe, kept.learning_rate) == (
+        ["TextHangman-v0"], "m.gguf", "multiturn-hangman", 3e-6
+    )  # fmt: skip
+    assert resumed(f"--output-dir={tmp_path}", "--resume", "--lr", "1e-6").learning_rate == 1e-6
+    explicit = resumed("--config", str(tmp_path / "config.yaml"), "--resume", "--max-steps", "103")
+    assert (explicit.max_steps, explicit.eval_every, explicit.recipe) == (
+        103,
+        10,
+        "multiturn-hangman",
+    )
+    other = tmp_path / "other.yaml"
+    other.write_text("env_ids: [TextLargestNumber-v0]\nmax_steps: 7\n", encoding="utf-8")
+    chosen = resumed("--config", str(other), "--out", str(tmp_path), "--resume")
+    assert (chosen.env_ids, chosen.max_steps, chosen.recipe) == (["TextLargestNumber-v0"], 7, None)
+    # Without --resume the folder's settings are not read (and the run would refuse the folder).
+    assert resumed("TextWordle-v0", "--out", str(tmp_path)).env_ids == ["TextWordle-v0"]
+    (tmp_path / "config.yaml").unlink()  # a folder without it: the flags alone
     flags = resumed(
         "TextLargestNumber-v0", "--model", "m.gguf", "--out", str(tmp_path), "--resume",
         "--max-steps", "103",

@@ -505,8 +505,14 @@ def test_train_command_with_turn_credit_lora_and_resume(tmp_path: Path) -> None:
     first = train("TextGuessNumber-v0", max_steps=1, log=lines.append, **settings)
     assert "credit turn (gamma 0.9)" in lines[0]
     assert (out / "checkpoint-1" / "adapter_config.json").is_file()
+    # Another model setting would put the checkpoint's adapter on another model: refused, before
+    # the run folder is touched.
+    with pytest.raises(ValueError, match=r"other model settings \(lora true -> false\)"):
+        train("TextGuessNumber-v0", max_steps=2, resume=True, **{**settings, "lora": False})
     resumed = train("TextGuessNumber-v0", max_steps=2, resume=True, log=lines.append, **settings)
-    assert any("resuming from" in line for line in lines)
+    resuming = next(line for line in lines if "resuming from" in line)
+    # What changed from the run's settings is named, so that nothing changes silently.
+    assert "with settings changed from the run's: max_steps 1 -> 2" in resuming, resuming
     # Step 0 holds the held-out eval before training (evals are on by default).
     assert [int(row["step"]) for row in resumed.history] == [0, 1, 2]
     assert len(resumed.rewards()) == 2

@@ -109,15 +109,17 @@ def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
         (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None
     )
     sub = subparsers.choices.get(command) if subparsers and command else None
-    path = None
+    path = given = None
     if sub is not None and any(action.dest == "config" for action in sub._actions):
-        path = config_file_in(argv, sub.prog)
+        path = given = config_file_in(argv, sub.prog)
+    if path is None and sub is not None and command == "train":
+        path = _train.resumed_run_config(argv, sub.prog)  # --resume: the run's own settings
     if sub is not None and any(action.dest == "recipe" for action in sub._actions):
         apply_recipe(sub, argv, path)  # under --config and the flags, which override it
     if path is not None and sub is not None:
         apply_config_file(sub, path)
     args = parser.parse_args(argv)
-    if getattr(args, "config", None) != path:  # an abbreviation the first look did not see
+    if getattr(args, "config", None) != given:  # an abbreviation the first look did not see
         raise CommandLineError(sub.prog if sub else PROG, "write --config in full")
     return args
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from trl_env.cli._arguments import (
@@ -21,13 +22,21 @@ from trl_env.cli._threads import add_threads_option
 from trl_env.error import Error, UsageError
 from trl_env.trl.training._config import TrainConfig
 
-__all__ = ["add_arguments", "add_parser", "apply_recipe", "config_from_args", "run"]
+__all__ = [
+    "add_arguments",
+    "add_parser",
+    "apply_recipe",
+    "config_from_args",
+    "resumed_run_config",
+    "run",
+]
 
 _EPILOG = """\
 examples:
   trl-env train TextLargestNumber-v0                 # the tiny local model, CPU, ~2 minutes
   trl-env train TextWordle-v0 --model SmolLM2-135M-Instruct.Q4_1.gguf --lora --out runs/smol
   trl-env train --config runs/smol/config.yaml --out runs/smol-again  # repeat a run
+  trl-env train --out runs/smol --resume --max-steps 200  # continue it longer, its settings kept
   trl-env train TextTicTacToe-v0 --credit turn --gamma 0.9
   trl-env train TextHangman-v0 --model SmolLM2-135M-Instruct.Q4_1.gguf --lora --minutes 55
   trl-env train --recipe list                        # the recorded recipes
@@ -90,6 +99,27 @@ def apply_recipe(
     except UsageError as error:
         raise CommandLineError(parser.prog, str(error)) from None
     apply_config_values(parser, {**values, "recipe": name}, f"--recipe {name}")
+
+
+def resumed_run_config(argv: Sequence[str], prog: str) -> str | None:
+    """``DIR/config.yaml`` when ``argv`` resumes the run in ``DIR`` without ``--config``.
+
+    ``trl-env train --out DIR --resume`` then reads the run's own settings as a ``--config``
+    file would, under the flags given now: a plain ``--resume`` continues the run as it was set
+    up (its recipe, its defaults sized from its step count), and ``--max-steps 103`` changes only
+    that. ``None`` without ``--resume``, with ``--config`` (which wins), or when ``DIR`` holds no
+    ``config.yaml``.
+    """
+    from trl_env.cli._arguments import config_file_in
+
+    scan = Parser(prog=prog, add_help=False, allow_abbrev=False)
+    scan.add_argument("--resume", action="store_true")
+    scan.add_argument("--output-dir", "--out", dest="output_dir", default=None)
+    known = scan.parse_known_args(list(argv))[0]
+    if not known.resume or known.output_dir is None or config_file_in(argv, prog) is not None:
+        return None
+    path = Path(known.output_dir).expanduser() / "config.yaml"
+    return str(path) if path.is_file() else None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -86,11 +86,10 @@ class TrainConfig:
             aliases=["--out"],
         ),
     )
-    overwrite: bool = field(
-        default=False, metadata=_help("Train into an --output-dir that already holds a run.")
-    )
+    overwrite: bool = field(default=False, metadata=_help("Replace the run in --output-dir."))
     resume: bool = field(
-        default=False, metadata=_help("Continue the run in --output-dir from its last checkpoint.")
+        default=False,
+        metadata=_help("Continue the run in --output-dir: its last checkpoint and config.yaml."),
     )
     num_tasks: int = field(default=4096, metadata=_help("Tasks (env seeds) in the dataset."))
     max_steps: int | None = field(

@@ -19,6 +19,7 @@ from typing import Any
 from trl_env._configs import config_to_yaml
 from trl_env.trl.training._checks import check_before_work, clear_run
 from trl_env.trl.training._config import TrainConfig
+from trl_env.trl.training._resume import check_resumable
 
 __all__ = ["TrainResult", "eval_command", "train"]
 
@@ -137,6 +138,8 @@ def train(
     started = time.perf_counter()
     cfg = _config(env_ids, model, config, overrides)
     checkpoint = check_before_work(cfg)
+    # Before the run folder's settings are rewritten: the run's own, to compare against.
+    changed = check_resumable(cfg) if checkpoint else []
 
     def say(message: str) -> None:
         if log is not None:
@@ -145,7 +148,7 @@ def train(
             print(message, file=sys.stderr, flush=True)
 
     _open_run_folder(cfg)
-    say(_run_line(cfg, checkpoint))
+    say(_run_line(cfg, checkpoint, changed))
     _warn_if_bf16_is_emulated(cfg)
     from trl_env.trl.training._trainer import run_trainer
 
@@ -196,8 +199,9 @@ def _open_run_folder(cfg: TrainConfig) -> None:
     )
 
 
-def _run_line(cfg: TrainConfig, checkpoint: str | None) -> str:
-    """The run's first line: what it trains, how, and what the machine decided."""
+def _run_line(cfg: TrainConfig, checkpoint: str | None, changed: Sequence[str] = ()) -> str:
+    """The run's first line: what it trains, how, what the machine decided and, on resume, which
+    settings differ from the run's own."""
     import torch
 
     from trl_env._machine import cpu_summary
@@ -220,6 +224,7 @@ def _run_line(cfg: TrainConfig, checkpoint: str | None) -> str:
         f"{cpu_summary(torch.get_num_threads())}: "
         f"--threads N to change); output in {Path(cfg.output_dir or '.')}"
         + (f"; resuming from {checkpoint}" if checkpoint else "")
+        + (f" with settings changed from the run's: {'; '.join(changed)}" if changed else "")
     )
 
 
