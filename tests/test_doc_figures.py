@@ -1167,6 +1167,73 @@ def frozenlake_random_start(page: Page) -> Iterator[str]:
     yield f"so 55 minutes held {record['steps']} steps"
 
 
+TIMINGS = ("step_time", "wall_time_s", "peak_rss_gb", "eval_seconds")
+"""The columns of ``metrics.csv`` a slower or faster machine changes (with ``time/...``)."""
+
+
+def wins_by_start_cell(eval_folder: str) -> dict[str, list[bool]]:
+    """FrozenLake ``random_start`` games of an eval's transcripts, by the start cell the first
+    observation names."""
+    cells: dict[str, list[bool]] = {}
+    for line in text_of(eval_folder + "transcripts.jsonl").splitlines():
+        game = json.loads(line)
+        cell = re.search(r"are at (row \d, column \d)", game["transcript"][0]["text"])[1]
+        cells.setdefault(cell, []).append(game["success"])
+    return cells
+
+
+@checks(MULTITURN)
+def frozenlake_random_start_rerun(page: Page) -> Iterator[str]:
+    """The FrozenLake random-start command rerun on later code
+    (``learning_frozenlake_random_start_rerun_amx/``): the recorded command and settings, every
+    logged figure of its steps equal to the recorded run's but the times, the held-out evals the
+    recorded run also made equal, the policy table with intervals recomputed, "above all three"
+    recomputed, the reference rows equal to the recorded ones, and the wins by start cell."""
+    folder = RESULTS + "learning_frozenlake_random_start_rerun_amx/"
+    old_folder = RESULTS + "learning_frozenlake_random_start_amx/"
+    run, old = same_command_as_recorded(folder, old_folder, ("s21", "s14"))
+    assert run["commit"] == "d23f1a6" and run["idle"] is False
+    yield f"on commit {run['commit']}"
+    yield f"(load average {run['load_average_before']} at the start"
+    record, phrase = clock_ended_run(run, folder)
+    yield phrase
+    new_rows = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
+    old_rows = {
+        r["step"]: r for r in csv.DictReader(io.StringIO(text_of(old_folder + "metrics.csv")))
+    }
+    last = record["steps"]
+    assert [int(r["step"]) for r in new_rows] == list(range(last + 1)) and last < old["steps"]
+    for row in new_rows:
+        kept = {k: v for k, v in row.items() if k not in TIMINGS and not k.startswith("time/")}
+        recorded = {k: old_rows[row["step"]][k] for k in kept}
+        if int(row["step"]) == last:  # the final eval, which the recorded run made at step 50
+            kept = {k: v for k, v in kept.items() if not k.startswith("eval_")}
+            recorded = {k: v for k, v in recorded.items() if not k.startswith("eval_")}
+        assert kept == recorded, row["step"]
+    assert {"loss", "grad_norm", "entropy", "clip_ratio/high_mean"} <= set(new_rows[1])
+    yield f"the same run, step for step (goal met in {last} steps)"
+    yield f"every logged training figure of steps 1-{last}"
+    evals = [int(r["step"]) for r in new_rows if r["eval_success_rate"] and int(r["step"]) < last]
+    yield "held-out evals at steps " + ", ".join(map(str, evals[:-1])) + f" and {evals[-1]}"
+    new_time = mean(r["step_time"] for r in training_steps(folder))
+    old_time = mean(r["step_time"] for r in training_steps(old_folder) if r["step"] <= last)
+    yield f"{new_time:.1f} s a step on average against {old_time:.1f} s over the same steps"
+    after, bound = policy_rows_above_all(run, page, folder + "result.json")
+    for key in ("before", "random", "warm_start"):
+        assert run[key] | {"command": None} == old[key] | {"command": None}, key
+    yield f"above all three ({after[0]:.3f} > {bound:.3f})"
+    yield f"with {fraction(run['after'])} where the recorded run's {old['steps']} steps"
+    yield f"reached {fraction(old['after'])}"
+    cells = wins_by_start_cell(folder + "eval_after/")
+    always = {cell for cell, games in cells.items() if all(games)}
+    assert len(cells) == 11 and all(all(g) or not any(g) for g in cells.values())
+    yield f"wins every game from {len(always)} of the {len(cells)} start cells and none from the"
+    yield f"other {len(cells) - len(always)}"
+    start = cells["row 1, column 1"]
+    assert not any(start)
+    yield f"(0 of {len(start)} games)"
+
+
 @checks(MULTITURN)
 def recipe_through_the_product(page: Page) -> Iterator[str]:
     """``--recipe multiturn-hangman`` run by ``real_model_learning.py`` through ``trl-env train`` and

@@ -358,6 +358,21 @@ def test_readme_real_model_figures_match_results() -> None:
         f"{third_run['steps']} GRPO steps, above the random policy's {fraction(third['random'])} "
         f"and the warm start's {fraction(third['warm_start'])}"
     ) in learning
+    # Its rerun on later code: the same steps (test_doc_figures compares them), fewer of them.
+    rerun_folder = "benchmarks/results/learning_frozenlake_random_start_rerun_amx/"
+    again, again_run = load(rerun_folder + "result.json"), load(rerun_folder + "run.json")
+    assert again["command"].replace("s21", "s14") == third["command"]
+    for key in ("before", "warm_start", "random"):
+        assert interval(again["after"])[0] > interval(again[key])[1], key
+    assert again_run["stopped_by"] == "minutes" and again_run["steps"] < third_run["steps"]
+    assert (
+        f"until the budget ended it at {again_run['steps']} GRPO steps, which drew "
+        f"{fraction(again['after'])} (CI {ci(again['after'])}), still above all three"
+    ) in text
+    assert (
+        f"the same run step for step until the budget ended it at {again_run['steps']} GRPO "
+        f"steps: {fraction(again['after'])}, still above both"
+    ) in learning
     # The frequency order on the same seeds and game (the loop of docs/multiturn.md).
     import gymnasium as gym
 
