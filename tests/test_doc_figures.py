@@ -1234,6 +1234,64 @@ def frozenlake_random_start_rerun(page: Page) -> Iterator[str]:
     yield f"(0 of {len(start)} games)"
 
 
+def figures_of(folder: str) -> dict[str, dict[str, str]]:
+    """``folder``'s ``metrics.csv`` rows by step, without the columns a machine's speed changes."""
+    rows = csv.DictReader(io.StringIO(text_of(folder + "metrics.csv")))
+    return {
+        r["step"]: {k: v for k, v in r.items() if k not in TIMINGS and not k.startswith("time/")}
+        for r in rows
+    }
+
+
+@checks(MULTITURN)
+def frozenlake_random_start_rerun_to_98(page: Page) -> Iterator[str]:
+    """The rerun resumed to the recorded run's steps (``.../resumed98/``): the folder's own
+    settings kept but the step count and clock, every logged figure of every step equal to the
+    recorded run's, and the final eval equal to the recorded one, game for game."""
+    old_folder = RESULTS + "learning_frozenlake_random_start_amx/"
+    folder = RESULTS + "learning_frozenlake_random_start_rerun_amx/resumed98/"
+    record, old = load(folder + "run.json"), load(old_folder + "result.json")
+    assert record["command"].endswith(
+        "train --out /work/bench/s21/frs_resume/run --resume --max-steps 98 --minutes 50 --no-progress"
+    )
+    settings = yaml.safe_load(text_of(folder + "config.yaml"))
+    recorded = yaml.safe_load(text_of(old_folder + "config.yaml"))
+    changed = {k for k in settings if settings[k] != recorded[k]}
+    assert (
+        changed == {"output_dir", "max_steps", "minutes"} and settings["max_steps"] == old["steps"]
+    )
+    assert record["steps"] == old["steps"] and record["stopped_by"] == "max_steps"
+    assert record["machine"] == old["machine"]
+    yield f"to the recorded run's {old['steps']} steps"
+    yield f"--max-steps {old['steps']} --minutes 50"
+    yield f"went on to step {record['steps']} in {minutes(record['wall_time_s'], 1)} minutes"
+    yield f"(peak RSS {record['peak_rss_gb']:.2f} GB"
+    assert figures_of(folder) == figures_of(old_folder)
+    yield f"Every logged figure of steps 0-{record['steps']}"
+    results = load(folder + "eval_after/results.json")
+    same = {"policy": None, "elapsed_s": None}  # the run folder's path and the day's speed
+    assert results | same == load(old_folder + "eval_after/results.json") | same
+    games = [
+        json.loads(line) for line in text_of(folder + "eval_after/transcripts.jsonl").splitlines()
+    ]
+    old_games = [
+        json.loads(line)
+        for line in text_of(old_folder + "eval_after/transcripts.jsonl").splitlines()
+    ]
+    assert len(games) == 256 and [g | {"policy": None} for g in games] == [
+        g | {"policy": None} for g in old_games
+    ]
+    block = results["envs"]["TextFrozenLake-v1"]
+    low, high = wilson_interval(round(block["success_rate"] * 256), 256)
+    assert fraction(old["after"]) == f"{round(block['success_rate'] * 256)}/256"
+    yield (
+        f"{fraction(old['after'])} = {block['success_rate']:.3f} [{low:.3f}, {high:.3f}] of the "
+        f"held-out games"
+    )
+    yield f"Resumed to the recorded run's {old['steps']} steps: {fraction(old['after'])}, game for game"
+    yield f"the same {len(games)} games"
+
+
 @checks(MULTITURN)
 def recipe_through_the_product(page: Page) -> Iterator[str]:
     """``--recipe multiturn-hangman`` run by ``real_model_learning.py`` through ``trl-env train`` and

@@ -373,6 +373,21 @@ def test_readme_real_model_figures_match_results() -> None:
         f"the same run step for step until the budget ended it at {again_run['steps']} GRPO "
         f"steps: {fraction(again['after'])}, still above both"
     ) in learning
+    resumed = load(rerun_folder + "resumed98/run.json")
+    final = load(rerun_folder + "resumed98/eval_after/results.json")["envs"]["TextFrozenLake-v1"]
+    assert resumed["steps"] == third_run["steps"] and resumed["stopped_by"] == "max_steps"
+    wins = round(final["success_rate"] * final["episodes"])
+    assert f"{wins}/{final['episodes']}" == fraction(
+        third["after"]
+    )  # test_doc_figures: game for game
+    assert (
+        f"resumed to the recorded {resumed['steps']} steps it replayed the rest of the run as well "
+        f"and drew the recorded {fraction(third['after'])}, the same {final['episodes']} games"
+    ) in text
+    assert (
+        f"and resumed to {resumed['steps']} steps the recorded {fraction(third['after'])}, game "
+        "for game"
+    ) in learning
     # The frequency order on the same seeds and game (the loop of docs/multiturn.md).
     import gymnasium as gym
 
