@@ -1065,6 +1065,30 @@ def frozenlake_step_group(page: Page) -> Iterator[str]:
     yield f"{here['step_time']:.1f} s here against {there['step_time']:.1f} s"
 
 
+TIMINGS = ("step_time", "wall_time_s", "peak_rss_gb", "eval_seconds")
+"""The columns of ``metrics.csv`` a slower or faster machine changes (with ``time/...``)."""
+
+
+def wins_by_start_cell(eval_folder: str) -> dict[str, list[bool]]:
+    """FrozenLake ``random_start`` games of an eval's transcripts, by the start cell the first
+    observation names."""
+    cells: dict[str, list[bool]] = {}
+    for line in text_of(eval_folder + "transcripts.jsonl").splitlines():
+        game = json.loads(line)
+        cell = re.search(r"are at (row \d, column \d)", game["transcript"][0]["text"])[1]
+        cells.setdefault(cell, []).append(game["success"])
+    return cells
+
+
+def figures_of(folder: str) -> dict[str, dict[str, str]]:
+    """``folder``'s ``metrics.csv`` rows by step, without the columns a machine's speed changes."""
+    rows = csv.DictReader(io.StringIO(text_of(folder + "metrics.csv")))
+    return {
+        r["step"]: {k: v for k, v in r.items() if k not in TIMINGS and not k.startswith("time/")}
+        for r in rows
+    }
+
+
 @checks(MULTITURN)
 def frozenlake_random_start(page: Page) -> Iterator[str]:
     """``--recipe frozenlake-random-start`` (``learning_frozenlake_random_start_amx/``): the
@@ -1091,15 +1115,7 @@ def frozenlake_random_start(page: Page) -> Iterator[str]:
     yield f"lies above all three ({low:.3f} > {bound:.3f})"
     yield f"Its mean of {run['after']['mean_turns']:.2f} turns"
 
-    def wins_by_cell(eval_folder: str) -> dict[str, list[int]]:
-        cells: dict[str, list[int]] = {}
-        for line in text_of(folder + eval_folder + "/transcripts.jsonl").splitlines():
-            game = json.loads(line)
-            cell = re.search(r"are at (row \d, column \d)", game["transcript"][0]["text"])[1]
-            cells.setdefault(cell, []).append(game["success"])
-        return cells
-
-    after = wins_by_cell("eval_after")
+    after = wins_by_start_cell(folder + "eval_after/")
     always = {cell for cell, games in after.items() if all(games)}
     assert len(after) == 11 and all(all(g) or not any(g) for g in after.values())
     yield f"wins every held-out game from {len(always)} of the {len(after)} start cells and none"
@@ -1126,7 +1142,7 @@ def frozenlake_random_start(page: Page) -> Iterator[str]:
         f"and trained model {fraction(path_run['warm_start'])}"
     )
     assert fraction(path_run["after"]) == fraction(path_run["warm_start"])
-    warm = wins_by_cell("eval_warm_start")
+    warm = wins_by_start_cell(folder + "eval_warm_start/")
     assert {cell for cell, games in warm.items() if any(games)} == {"row 3, column 2"}
     spans = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 60), (61, 70), (71, 80),
              (81, 90), (91, 98))  # fmt: skip
@@ -1167,21 +1183,6 @@ def frozenlake_random_start(page: Page) -> Iterator[str]:
     yield f"so 55 minutes held {record['steps']} steps"
 
 
-TIMINGS = ("step_time", "wall_time_s", "peak_rss_gb", "eval_seconds")
-"""The columns of ``metrics.csv`` a slower or faster machine changes (with ``time/...``)."""
-
-
-def wins_by_start_cell(eval_folder: str) -> dict[str, list[bool]]:
-    """FrozenLake ``random_start`` games of an eval's transcripts, by the start cell the first
-    observation names."""
-    cells: dict[str, list[bool]] = {}
-    for line in text_of(eval_folder + "transcripts.jsonl").splitlines():
-        game = json.loads(line)
-        cell = re.search(r"are at (row \d, column \d)", game["transcript"][0]["text"])[1]
-        cells.setdefault(cell, []).append(game["success"])
-    return cells
-
-
 @checks(MULTITURN)
 def frozenlake_random_start_rerun(page: Page) -> Iterator[str]:
     """The FrozenLake random-start command rerun on later code
@@ -1197,23 +1198,19 @@ def frozenlake_random_start_rerun(page: Page) -> Iterator[str]:
     yield f"(load average {run['load_average_before']} at the start"
     record, phrase = clock_ended_run(run, folder)
     yield phrase
-    new_rows = list(csv.DictReader(io.StringIO(text_of(folder + "metrics.csv"))))
-    old_rows = {
-        r["step"]: r for r in csv.DictReader(io.StringIO(text_of(old_folder + "metrics.csv")))
-    }
+    new_rows, old_rows = figures_of(folder), figures_of(old_folder)
     last = record["steps"]
-    assert [int(r["step"]) for r in new_rows] == list(range(last + 1)) and last < old["steps"]
-    for row in new_rows:
-        kept = {k: v for k, v in row.items() if k not in TIMINGS and not k.startswith("time/")}
-        recorded = {k: old_rows[row["step"]][k] for k in kept}
-        if int(row["step"]) == last:  # the final eval, which the recorded run made at step 50
-            kept = {k: v for k, v in kept.items() if not k.startswith("eval_")}
+    assert list(new_rows) == [str(step) for step in range(last + 1)] and last < old["steps"]
+    for step, row in new_rows.items():
+        recorded = {k: old_rows[step][k] for k in row}
+        if int(step) == last:  # the final eval, which the recorded run made at step 50
+            row = {k: v for k, v in row.items() if not k.startswith("eval_")}
             recorded = {k: v for k, v in recorded.items() if not k.startswith("eval_")}
-        assert kept == recorded, row["step"]
-    assert {"loss", "grad_norm", "entropy", "clip_ratio/high_mean"} <= set(new_rows[1])
+        assert row == recorded, step
+    assert {"loss", "grad_norm", "entropy", "clip_ratio/high_mean"} <= set(new_rows["1"])
     yield f"the same run, step for step (goal met in {last} steps)"
     yield f"every logged training figure of steps 1-{last}"
-    evals = [int(r["step"]) for r in new_rows if r["eval_success_rate"] and int(r["step"]) < last]
+    evals = [int(k) for k, r in new_rows.items() if r["eval_success_rate"] and int(k) < last]
     yield "held-out evals at steps " + ", ".join(map(str, evals[:-1])) + f" and {evals[-1]}"
     new_time = mean(r["step_time"] for r in training_steps(folder))
     old_time = mean(r["step_time"] for r in training_steps(old_folder) if r["step"] <= last)
@@ -1232,15 +1229,6 @@ def frozenlake_random_start_rerun(page: Page) -> Iterator[str]:
     start = cells["row 1, column 1"]
     assert not any(start)
     yield f"(0 of {len(start)} games)"
-
-
-def figures_of(folder: str) -> dict[str, dict[str, str]]:
-    """``folder``'s ``metrics.csv`` rows by step, without the columns a machine's speed changes."""
-    rows = csv.DictReader(io.StringIO(text_of(folder + "metrics.csv")))
-    return {
-        r["step"]: {k: v for k, v in r.items() if k not in TIMINGS and not k.startswith("time/")}
-        for r in rows
-    }
 
 
 @checks(MULTITURN)
