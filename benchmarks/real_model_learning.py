@@ -13,7 +13,10 @@ and tabulates; it holds no training logic of its own.
    ``wall_s`` (the train command), ``stopped_by``, ``peak_rss_gb``, ``cpu``, ``commit``,
    ``command``, ``after_above`` (after's interval entirely above each reference's, recomputed
    from the intervals) and ``idle`` (the load average before the run: figures from a busy
-   machine are slower).
+   machine are slower). Where the run kept ``OUT/run/best`` (the model of its best in-training
+   held-out eval), it is evaluated too, as ``best``, with ``best_step``, ``best_above`` and
+   ``best_judged_on_other_seeds`` (false when the in-training evals played some of the judged
+   seeds: pass ``--train-arg=--eval-seed --train-arg=S`` with S away from ``--eval-seed``).
 
 Every eval's ``results.json`` and transcripts stay in ``OUT/eval/<name>``, and the run folder
 (``metrics.csv``, ``learning_curve.png``, ``run.json``) in ``OUT/run``.
@@ -96,6 +99,29 @@ def summarize(results: dict[str, Any], env: str) -> dict[str, Any]:
     return summary
 
 
+def best_facts(
+    result: dict[str, Any], run: Path, settings: dict[str, Any], args: argparse.Namespace
+) -> dict[str, Any]:
+    """``RUN/best`` (the model of the run's best in-training held-out eval), where the run kept
+    one: its step, whether it is judged on seeds its choice never saw (the in-training evals
+    played ``eval_seed ..`` of the run's settings), and its interval against each reference."""
+    if "best" not in result:
+        return {"best": None}
+    chosen = json.loads((run / "best" / "best.json").read_text(encoding="utf-8"))
+    first = int(settings.get("eval_seed") or 10_000)
+    seen = range(first, first + int(settings.get("eval_episodes") or 0))
+    judged = range(args.eval_seed, args.eval_seed + args.eval_episodes)
+    return {
+        "best_step": chosen.get("step"),
+        "best_judged_on_other_seeds": not set(seen) & set(judged),
+        "best_above": {
+            name: result["best"]["success_ci_low"] > result[name]["success_ci_high"]
+            for name in REFERENCES
+            if result[name]
+        },
+    }
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     out = Path(args.out)
@@ -107,6 +133,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     policies = {"before": args.model, "random": "random", "after": str(run)}
     if (run / "warm_start").is_dir():
         policies["warm_start"] = str(run / "warm_start")
+    if (run / "best" / "best.json").is_file():
+        policies["best"] = str(run / "best")
     result: dict[str, Any] = {"env": args.env}
     commands = {}
     for name, policy in policies.items():
@@ -128,6 +156,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "after_above_all": all(
                 result["after"]["success_ci_low"] > r["success_ci_high"] for r in references
             ),
+            **best_facts(result, run, settings, args),
             **run_facts(train_run, train),
             "eval_commands": commands,
         }

@@ -22,7 +22,14 @@ from trl import GRPOConfig, GRPOTrainer
 import trl_env
 from trl_env.error import FastPathVersionError, FastPathWarning, UsageError
 from trl_env.trl._credit import TurnCreditGRPOTrainer
-from trl_env.trl.fast import LAYERS, TESTED, FastPaths, _versions, check_fast_paths
+from trl_env.trl.fast import (
+    CPU_ONLY_LAYERS,
+    LAYERS,
+    TESTED,
+    FastPaths,
+    _versions,
+    check_fast_paths,
+)
 from trl_env.trl.fast import _generation as fast_generation
 from trl_env.trl.fast import _trainer as fast_trainer
 from trl_env.trl.models import TransformersGenerator, build_tiny_model, load_model_and_tokenizer
@@ -54,7 +61,7 @@ FLOAT32_CPU = tuple(n for n in LAYERS if n not in ("reserved_kv_cache", "inverse
         ("auto", "cpu", LAYERS),
         ("auto", "cuda", ()),
         ("auto", "mps", ()),
-        ("on", "cuda", LAYERS),
+        ("on", "cuda", tuple(n for n in LAYERS if n not in CPU_ONLY_LAYERS)),
         ("off", "cpu", ()),
         (
             "auto,-inverse_cdf_sampling",
@@ -62,7 +69,8 @@ FLOAT32_CPU = tuple(n for n in LAYERS if n not in ("reserved_kv_cache", "inverse
             tuple(n for n in LAYERS if n != "inverse_cdf_sampling"),
         ),
         ("auto,reserved_kv_cache", "cuda", ("reserved_kv_cache",)),
-        ("lora_addmm, frozen_bf16", "cuda", ("frozen_bf16", "lora_addmm")),
+        ("lora_addmm, frozen_bf16", "cpu", ("frozen_bf16", "lora_addmm")),
+        ("lora_addmm, frozen_bf16, shared_prefill", "cuda", ("shared_prefill",)),
     ],
 )
 def test_one_setting_resolves_to_one_flag_per_layer(
@@ -168,6 +176,26 @@ def test_a_newer_library_fails_naming_the_layer_and_the_switch(
     ):
         generator(model, tokenizer, "on").generate([[5, 6, 7]], 2)
     assert generator(model, tokenizer, "off").generate([[5, 6, 7]], 2)[0]
+
+
+def test_on_a_gpu_the_cpu_only_layers_neither_run_nor_stop_the_run(
+    tiny_model_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on the lent H200 (torch 2.11, outside torch's tested range): ``on`` on a GPU turns on
+    and version-checks only the layers that act there; on a CPU the same torch refuses."""
+    monkeypatch.setattr(_versions, "installed_version", newer("torch", "2.11.0"))
+    model, tokenizer = load_model_and_tokenizer(tiny_model_dir)
+    with pytest.raises(FastPathVersionError, match=r"'frozen_bf16'.*torch 2\.11\.0"):
+        generator(model, tokenizer, "on").generate([[5, 6, 7]], 2)
+    monkeypatch.setattr(fast_generation, "model_device_type", lambda model: "cuda")
+    active = fast_generation.GenerationFastPaths("on").active(model)
+    assert active.enabled == ("reserved_kv_cache", "inverse_cdf_sampling", "shared_prefill")
+    monkeypatch.setattr(fast_trainer, "training_device_type", lambda trainer: "cuda")
+    trainer = make_trainer(
+        TurnCreditGRPOTrainer, tiny_model_dir, tmp_path, REWARDS, fast_paths="on"
+    )
+    assert not set(trainer.fast_paths.enabled) & set(CPU_ONLY_LAYERS)
+    assert trainer.score_only_model_tokens and trainer.attend_without_padding_mask
 
 
 # ---------------------------------------------------------------- off is TRL's, bit for bit

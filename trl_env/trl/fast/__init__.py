@@ -27,7 +27,8 @@ layer                    replaces                                               
 the same setting: ``auto`` (every layer on a CPU with bf16 units, all but
 :data:`NOT_ON_FLOAT32_CPUS` on one without, none on a GPU or MPS, where a run is then TRL's
 own plus trl-env's rollout), ``on``, ``off``, and layer names to add or remove
-(``"auto,-inverse_cdf_sampling"``; :class:`FastPaths` holds one flag per layer, so a benchmark can
+(``"auto,-inverse_cdf_sampling"``; on a GPU or MPS no setting turns on the CPU-only layers,
+:data:`CPU_ONLY_LAYERS`; :class:`FastPaths` holds one flag per layer, so a benchmark can
 turn off one layer at a time).
 
 **Safe by construction.** Each layer checks its preconditions where it is installed (model,
@@ -55,6 +56,7 @@ from trl_env.trl._lazy import lazy_exports as _lazy_exports
 _import_structure: dict[str, list[str]] = {
     "_switch": [
         "BF16_LAYERS",
+        "CPU_ONLY_LAYERS",
         "FLOAT32_LAYERS",
         "GENERATION_LAYERS",
         "LAYERS",
@@ -71,6 +73,7 @@ _import_structure: dict[str, list[str]] = {
 
 __all__ = [
     "BF16_LAYERS",
+    "CPU_ONLY_LAYERS",
     "FLOAT32_LAYERS",
     "GENERATION_LAYERS",
     "LAYERS",
@@ -90,6 +93,7 @@ if _TYPE_CHECKING:  # what the names are, for type checkers and readers
     from trl_env.trl.fast._generation import GenerationFastPaths
     from trl_env.trl.fast._switch import (
         BF16_LAYERS,
+        CPU_ONLY_LAYERS,
         FLOAT32_LAYERS,
         GENERATION_LAYERS,
         LAYERS,

@@ -5,7 +5,7 @@ names to add (``name``) or remove (``-name``), comma-separated: ``"auto,-inverse
 is the default without inverse-CDF sampling; ``"off,reserved_kv_cache"`` is the stock path plus
 the reserved cache; a list of names alone turns on exactly those. ``auto`` means every layer on
 a CPU with bf16 units (AMX, AVX-512 bf16), every layer but :data:`NOT_ON_FLOAT32_CPUS` on a CPU
-without them, and none elsewhere (a GPU or MPS run is then TRL's, transformers' and peft's own,
+without them, and none elsewhere (on another device no setting turns on :data:`CPU_ONLY_LAYERS`) (a GPU or MPS run is then TRL's, transformers' and peft's own,
 plus trl-env's rollout): the layers were measured on CPUs, and two of them draw other random
 numbers than the stock path or need float64.
 
@@ -24,6 +24,7 @@ from trl_env.error import UsageError
 
 __all__ = [
     "BF16_LAYERS",
+    "CPU_ONLY_LAYERS",
     "FLOAT32_LAYERS",
     "GENERATION_LAYERS",
     "LAYERS",
@@ -59,6 +60,11 @@ the fused LoRA additions that work on bf16 inputs."""
 FLOAT32_LAYERS = ("merged_lora",)
 """The layers that change anything only without autocast (a float32 generation on a CPU): under
 bf16 autocast ``frozen_bf16`` does their work, so a bf16 run leaves them idle."""
+CPU_ONLY_LAYERS = ("frozen_bf16", "onednn_prepack", "merged_lora", "lora_addmm")
+"""The layers that act only on a CPU (weight copies for CPU kernels, oneDNN packing, the fused
+LoRA addmm of CPU bf16 autocast): a setting never turns them on for another device, so that
+``on`` on a GPU checks and reports only the layers that run there (a torch release outside
+their tested range is no reason to stop a GPU run)."""
 MODES = ("auto", "on", "off")
 NOT_ON_FLOAT32_CPUS = ("reserved_kv_cache", "inverse_cdf_sampling")
 """The layers ``auto`` leaves off on a CPU without bf16 units (a float32 run): there, turned off
@@ -84,6 +90,8 @@ class FastPaths:
         >>> FastPaths.resolve("auto", "cuda").enabled
         ()
         >>> FastPaths.resolve("on,-inverse_cdf_sampling", "cuda").inverse_cdf_sampling
+        False
+        >>> FastPaths.resolve("on", "cuda").frozen_bf16  # a CPU-only layer
         False
         >>> str(FastPaths.resolve("off,reserved_kv_cache", "cpu"))
         'reserved_kv_cache'
@@ -141,6 +149,8 @@ class FastPaths:
                 flags.update(dict.fromkeys(NOT_ON_FLOAT32_CPUS, False))
         for name, on in changes:
             flags[name] = on
+        if device_type != "cpu":
+            flags.update(dict.fromkeys(CPU_ONLY_LAYERS, False))
         return cls(**flags)
 
     @property
