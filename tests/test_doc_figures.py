@@ -2280,6 +2280,40 @@ def grpo_step_on_a_cpu(page: Page) -> Iterator[str | list[str]]:
     )
 
 
+@checks(REAL_MODELS)
+def trainer_path_on_a_gpu(page: Page) -> Iterator[str | list[str]]:
+    """The trainer path on the lent H200: ``gpu_trainer_check_h200/`` (the script's JSON line)."""
+    folder = RESULTS + "gpu_trainer_check_h200/"
+    result = json.loads(text_of(folder + "gpu_trainer_check.log").splitlines()[-1])
+    assert result["ok"] and result["device"] == "NVIDIA H200"
+    version = {name: ".".join(v.split(".")[:2]) for name, v in result["versions"].items()}
+    yield "On one NVIDIA H200 (torch {torch}, with trl {trl}, transformers {transformers} and peft {peft} carried as wheels".format(
+        **version
+    )
+    wall = re.search(r"Wall time: (\d+) s for the whole command", text_of(folder + "README.md"))[1]
+    yield f"{wall} s in all)"
+    for run in (result["tiny"], result["smollm2_shape_auto"]):
+        assert run["model_device"] == "cuda:0" and run["run_json_fast_paths"] == "off (auto)"
+        assert not run["trainer_fast_paths"] and not run["generation_fast_paths"]
+        assert not any(run["patched_at_step_ends"]) and not run["patched_after_training"]
+    versus = result["tiny"]["vs_trl_env_eval"]
+    assert versus["same_games"] == versus["episodes"] and versus["adapter_lora_B_max"] > 0
+    yield f"played the same {versus['episodes']} games as `trl-env eval`"
+    yield f"differ by at most {versus['max_logprob_gap']:.1e}"
+    on = result["smollm2_shape_on"]
+    assert len(on["trainer_fast_paths"]) == 5 and not on["fast_path_warnings"]
+    assert not set(on["trainer_fast_paths"]) & {
+        "frozen_bf16",
+        "onednn_prepack",
+        "merged_lora",
+        "lora_addmm",
+    }
+    yield "trained with the five others and no refusal"
+    first_try = text_of(folder + "README.md")
+    assert f"torch\n  {result['versions']['torch'][:4]} is outside its tested range" in first_try
+    yield f"checked against torch {version['torch']} although it does nothing on a GPU"
+
+
 def before_after_table(page: Page, results: str) -> dict[str, Any]:
     """A held-out evaluation before and after training (a ``real_model_learning.py``
     ``result.json``), one column each; returns the file."""

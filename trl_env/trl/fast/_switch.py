@@ -226,8 +226,8 @@ def fast_paths_field() -> Any:
             "help": "trl-env's fast paths, which replace parts of TRL, transformers and peft (see "
             "docs/real_models.md): auto (on a CPU, less the reserved KV cache and inverse-CDF "
             "sampling on one without bf16 units, where they measured inside the noise; off on a "
-            "GPU or MPS, where the run is then TRL's own plus the rollout), on, off (the stock "
-            "path), or layer names to add (name) or remove (-name), comma-separated, e.g. "
+            "GPU or MPS, where the run is then TRL's own plus the rollout), on (on a GPU or MPS: "
+            "the layers that run there), off (the stock path), or layer names to add (name) or remove (-name), comma-separated, e.g. "
             "auto,-inverse_cdf_sampling.",
             "metavar": "auto|on|off",
         },

@@ -221,11 +221,20 @@ def _run_line(cfg: TrainConfig, checkpoint: str | None, changed: Sequence[str] =
         + (f", warm start {cfg.warm_start}" if cfg.warm_start != "none" else "")
         + (f", recipe {cfg.recipe}" if cfg.recipe else "")
         + f", bf16 {'on' if cfg.bf16 else 'off'}, fast paths {_fast_paths_summary(cfg)}; "
-        f"{cpu_summary(torch.get_num_threads())}: "
+        + (f"GPU {gpu}; " if (gpu := _gpu_name()) else "")
+        + f"{cpu_summary(torch.get_num_threads())}: "
         f"--threads N to change); output in {Path(cfg.output_dir or '.')}"
         + (f"; resuming from {checkpoint}" if checkpoint else "")
         + (f" with settings changed from the run's: {'; '.join(changed)}" if changed else "")
     )
+
+
+def _gpu_name() -> str | None:
+    """The CUDA GPU the run trains on (its first device), or None without one: the run line and
+    ``run.json`` name it beside the CPU."""
+    import torch
+
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
 
 
 def _in_passes(cfg: TrainConfig) -> bool:
@@ -280,7 +289,7 @@ def _write_run_record(
         "peak_rss_gb": round(peak_rss_gb(), 2),
         "bf16": cfg.bf16,
         "fast_paths": _fast_paths_summary(cfg),
-        "machine": machine_record(torch.get_num_threads()),
+        "machine": {**machine_record(torch.get_num_threads()), "gpu": _gpu_name()},
         "command": shlex.join(sys.argv) if sys.argv and sys.argv[0] else None,
     }
     path = Path(cfg.output_dir or ".") / "run.json"
@@ -329,6 +338,7 @@ def _finish(
     say(
         f"{record['steps']} steps ({'time budget' if stopped_by == 'minutes' else 'step limit'}) "
         f"in {result.wall_time_s:.0f} s, peak memory {record['peak_rss_gb']:.1f} GB RSS, on "
-        f"{record['machine']['summary']}"  # type: ignore[index]
+        + (f"GPU {gpu}, " if (gpu := record["machine"]["gpu"]) else "")  # type: ignore[index]
+        + f"{record['machine']['summary']}"  # type: ignore[index]
     )
     return result
