@@ -2542,6 +2542,24 @@ def warm_start_table_rerun(page: Page) -> Iterator[str]:
     yield f"reproduced on all {envs} envs"
     yield f"greedy episodes took {new['elapsed_s']:.0f} s against {old['elapsed_s']:.0f} s"
     yield f"the base model's {envs * 32} greedy episodes"
+    # The warm start's column, rerun the next session: the SFT's loss, every summary, the classes.
+    old = load(ENVS + "warmstart_after4_v3/results.json")["policies"]["greedy"]
+    new = load(folder + "warmstart_after4_v3/results.json")["policies"]["greedy"]
+    assert new["summaries"] == {
+        env: {**summary, **{k: v for k, v in new["summaries"][env].items() if k not in summary}}
+        for env, summary in old["summaries"].items()
+    }
+    assert new["rejections"] == old["rejections"]
+    log = text_of(folder + "warmstart_after4_v3/sft.log")
+    recorded = re.search(r"loss ([\d.]+) -> ([\d.]+)", text_of(ENVS + "warmstart_sft.txt")).groups()
+    assert re.search(r"loss ([\d.]+) -> ([\d.]+) in", log).groups() == recorded
+    yield f"the SFT's loss went {recorded[0]} → {recorded[1]} as recorded"
+    yield f"greedy figures equal the recorded file's on all {len(old['summaries'])} envs"
+    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", log)[1]) / 1e6 * 1.024
+    minutes_taken = int(
+        re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\d+):", log)[1]
+    )
+    yield f"That SFT took {minutes_taken} minutes and peaked at {peak:.1f} GB of RSS"
 
 
 @checks(REAL_MODELS)

@@ -107,6 +107,36 @@ def test_the_benchmark_runs_the_documented_train_command(tmp_path: Path) -> None
     ]  # fmt: skip
 
 
+def test_run_best_is_judged_only_on_seeds_its_choice_never_saw(tmp_path: Path) -> None:
+    """``RUN/best`` was chosen by the in-training evals on ``eval_seed ..``: the benchmark says
+    whether the judged seeds avoid them, and recomputes ``best_above`` from the intervals."""
+    import argparse
+
+    from real_model_learning import best_facts
+
+    assert best_facts({}, tmp_path, {}, argparse.Namespace()) == {"best": None}
+    (tmp_path / "best").mkdir()
+    (tmp_path / "best" / "best.json").write_text('{"step": 100}')
+    result = {
+        "best": {"success_ci_low": 0.30},
+        "before": {"success_ci_high": 0.01},
+        "warm_start": None,
+        "random": {"success_ci_high": 0.31},
+    }
+    judged = argparse.Namespace(eval_seed=10_000, eval_episodes=256)
+    facts = best_facts(result, tmp_path, {"eval_seed": 20_000, "eval_episodes": 32}, judged)
+    assert facts == {
+        "best_step": 100,
+        "best_judged_on_other_seeds": True,
+        "best_above": {"before": True, "random": False},
+    }
+    for overlapping in (10_000, 10_255, 9_969):
+        settings = {"eval_seed": overlapping, "eval_episodes": 32}
+        assert not best_facts(result, tmp_path, settings, judged)["best_judged_on_other_seeds"]
+    settings = {"eval_seed": 9_968, "eval_episodes": 32}  # 9968..9999: just below
+    assert best_facts(result, tmp_path, settings, judged)["best_judged_on_other_seeds"]
+
+
 def test_wilson_interval() -> None:
     low, high = wilson_interval(0, 32)
     assert low == 0.0 and 0.10 < high < 0.11

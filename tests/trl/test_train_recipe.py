@@ -143,6 +143,8 @@ def test_warm_start_random_then_rl_within_minutes(
     assert record["stopped_by"] == "minutes" and record["peak_rss_gb"] > 0
     assert record["machine"]["summary"] == cpu_summary(1) and summary["cpu"] == cpu_summary(1)
     assert yaml.safe_load((out / "config.yaml").read_text())["warm_start"] == "random"
+    card = (out / "README.md").read_text()  # trl-env's card, not TRL's "version of [None]"
+    assert "[None]" not in card and "- Steps: 1 (stopped by the time budget)." in card
     # The eval at the end of the run ran (step 1), and the final model was saved.
     import csv
 

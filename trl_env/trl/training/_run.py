@@ -329,6 +329,9 @@ def _finish(
     )
     summary = result.summary()
     record = _write_run_record(cfg, result, rows, stopped_by)
+    from trl_env.trl.training._model_card import write_model_card
+
+    write_model_card(cfg, record, rows)  # replaces TRL's, which names no local base model
     say(
         f"done in {result.wall_time_s:.0f} s: mean reward {summary['first_mean']:.3f} (first 10 "
         f"steps) -> {summary['last_mean']:.3f} (last 10); final model in {result.model_dir}; "
