@@ -108,8 +108,11 @@ def best_facts(
     if "best" not in result:
         return {"best": None}
     chosen = json.loads((run / "best" / "best.json").read_text(encoding="utf-8"))
-    first = int(settings.get("eval_seed") or 10_000)
-    seen = range(first, first + int(settings.get("eval_episodes") or 0))
+    from trl_env.trl.training._config import EVAL_SEED
+
+    first = settings.get("eval_seed")
+    first = EVAL_SEED if first is None else int(first)
+    seen = range(first, first + int(settings["eval_episodes"]))
     judged = range(args.eval_seed, args.eval_seed + args.eval_episodes)
     return {
         "best_step": chosen.get("step"),

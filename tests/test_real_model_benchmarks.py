@@ -135,6 +135,11 @@ def test_run_best_is_judged_only_on_seeds_its_choice_never_saw(tmp_path: Path) -
         assert not best_facts(result, tmp_path, settings, judged)["best_judged_on_other_seeds"]
     settings = {"eval_seed": 9_968, "eval_episodes": 32}  # 9968..9999: just below
     assert best_facts(result, tmp_path, settings, judged)["best_judged_on_other_seeds"]
+    at_zero = argparse.Namespace(eval_seed=0, eval_episodes=256)  # seed 0 is a seed, not "unset"
+    settings = {"eval_seed": 0, "eval_episodes": 32}
+    assert not best_facts(result, tmp_path, settings, at_zero)["best_judged_on_other_seeds"]
+    settings = {"eval_seed": None, "eval_episodes": 32}  # the default: EVAL_SEED, 10000
+    assert not best_facts(result, tmp_path, settings, judged)["best_judged_on_other_seeds"]
 
 
 def test_wilson_interval() -> None:

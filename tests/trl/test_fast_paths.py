@@ -83,6 +83,12 @@ def test_one_setting_resolves_to_one_flag_per_layer(
     assert FastPaths.resolve(setting, device, bf16_units=bf16_units).enabled == enabled
 
 
+def test_a_fast_paths_object_is_taken_as_it_is_but_cpu_only_layers_stay_on_cpus() -> None:
+    assert FastPaths.resolve(FastPaths.all(), "cpu") == FastPaths.all()
+    on_gpu = tuple(n for n in LAYERS if n not in CPU_ONLY_LAYERS)
+    assert FastPaths.resolve(FastPaths.all(), "cuda").enabled == on_gpu
+
+
 def test_auto_reads_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     from trl_env import _machine
     from trl_env.trl.fast import NOT_ON_FLOAT32_CPUS

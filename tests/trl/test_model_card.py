@@ -49,6 +49,28 @@ def test_a_hub_model_is_the_card_s_base_model_and_the_tiny_model_is_named() -> N
     assert "(stopped by the step limit)" in card and "Last held-out eval" not in card
     tiny = model_card(TrainConfig([ENV], output_dir="r").resolved(), RECORD, [])
     assert "from the tiny local model trl-env builds" in tiny and "base_model:" not in tiny
+    assert "format-only warm start (600 SFT steps)" in tiny  # the tiny model's default
+
+
+def test_the_eval_line_reads_csv_rows_and_says_per_env(tmp_path: Path) -> None:
+    """Rows as ``metrics.csv`` gives them (strings, empty cells, NaN bounds); with several envs
+    the episodes are per env."""
+    rows = [{"step": "4", "eval_success_rate": "0.5", "eval_success_ci_low": "nan",
+             "eval_success_ci_high": ""}, {"step": "5", "eval_success_rate": ""}]  # fmt: skip
+    cfg = TrainConfig([ENV, "TextWordle-v0"], output_dir=str(tmp_path), eval_episodes=8).resolved()
+    card = model_card(cfg, RECORD, rows)
+    assert "(8 greedy episodes of each env from seed 10000): success 0.500 at step 4." in card
+
+
+def test_the_files_section_lists_what_the_folder_holds(tmp_path: Path) -> None:
+    cfg = config(tmp_path)
+    card = model_card(cfg, RECORD, ROWS)
+    assert "`best/`" not in card and "`warm_start/`" not in card and "`final/`" in card
+    for name in ("best", "warm_start"):
+        (Path(cfg.output_dir) / name).mkdir(parents=True)
+    (Path(cfg.output_dir) / "learning_curve.png").touch()
+    card = model_card(cfg, RECORD, ROWS)
+    assert "`best/`" in card and "`warm_start/`" in card and "`learning_curve.png`" in card
 
 
 def test_the_card_replaces_trl_s_in_the_run_folder(tmp_path: Path) -> None:

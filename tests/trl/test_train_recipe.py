@@ -322,18 +322,21 @@ def test_a_run_on_a_gpu_names_it_beside_the_cpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The run line and ``run.json`` name the GPU (as on the lent H200, whose run line named only
-    its 16-core CPU); without one, ``gpu`` is None and the line names the CPU alone."""
+    its 16-core CPU); without one, the line names the CPU alone and ``run.json`` has no ``gpu``."""
     import torch
 
     from trl_env.trl.training import _run
 
     cfg = TrainConfig([ENV], output_dir=str(tmp_path), bf16=False).resolved()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert "GPU" not in _run._run_line(cfg, None) and _run._gpu_name() is None
+    result = _run.TrainResult(tmp_path, tmp_path, tmp_path, None, [], 1.0, 1.0, cfg)
+    record = _run._write_run_record(cfg, result, [{"step": 1}], "max_steps")
+    assert "gpu" not in record["machine"]  # a CPU run's record is as before (reruns compare it)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA H200")
     line = _run._run_line(cfg, None)
     assert f"fast paths off (auto); GPU NVIDIA H200; {cpu_summary(torch.get_num_threads())}" in line
-    result = _run.TrainResult(tmp_path, tmp_path, tmp_path, None, [], 1.0, 1.0, cfg)
     record = _run._write_run_record(cfg, result, [{"step": 1}], "max_steps")
     assert record["machine"]["gpu"] == "NVIDIA H200"
     assert json.loads((tmp_path / "run.json").read_text())["machine"]["gpu"] == "NVIDIA H200"

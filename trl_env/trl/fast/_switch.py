@@ -5,9 +5,10 @@ names to add (``name``) or remove (``-name``), comma-separated: ``"auto,-inverse
 is the default without inverse-CDF sampling; ``"off,reserved_kv_cache"`` is the stock path plus
 the reserved cache; a list of names alone turns on exactly those. ``auto`` means every layer on
 a CPU with bf16 units (AMX, AVX-512 bf16), every layer but :data:`NOT_ON_FLOAT32_CPUS` on a CPU
-without them, and none elsewhere (on another device no setting turns on :data:`CPU_ONLY_LAYERS`) (a GPU or MPS run is then TRL's, transformers' and peft's own,
+without them, and none elsewhere (a GPU or MPS run is then TRL's, transformers' and peft's own,
 plus trl-env's rollout): the layers were measured on CPUs, and two of them draw other random
-numbers than the stock path or need float64.
+numbers than the stock path or need float64. On another device than a CPU no setting turns on
+:data:`CPU_ONLY_LAYERS`.
 
 Torch-free on purpose: :class:`~trl_env.trl.training.TrainConfig` checks the setting without
 importing torch.
@@ -122,7 +123,8 @@ class FastPaths:
         cls, setting: str | FastPaths | None, device_type: str, *, bf16_units: bool | None = None
     ) -> FastPaths:
         """The layers a setting turns on for a model on ``device_type`` (``"cpu"``, ``"cuda"``,
-        ``"mps"``, ...). A :class:`FastPaths` is taken as it is; ``None`` is ``"auto"``.
+        ``"mps"``, ...). A :class:`FastPaths` is taken as it is (less :data:`CPU_ONLY_LAYERS`
+        on another device); ``None`` is ``"auto"``.
 
         Args:
             setting: See the module docstring.
@@ -134,7 +136,7 @@ class FastPaths:
             trl_env.error.UsageError: A setting that :func:`check_fast_paths` refuses.
         """
         if isinstance(setting, FastPaths):
-            return setting
+            return setting if device_type == "cpu" else setting.without(*CPU_ONLY_LAYERS)
         mode, changes = _parse(setting if setting is not None else "auto")
         if mode == "on" or (mode == "auto" and device_type == "cpu"):
             flags = dict.fromkeys(LAYERS, True)

@@ -39,14 +39,36 @@ def _base_model(model: str | None) -> tuple[str, str | None]:
     return f"`{model}` (a local {'GGUF file' if model.endswith('.gguf') else 'model'})", None
 
 
+def _warm_start(cfg: TrainConfig) -> str:
+    """The run's warm start, as the card says it (the tiny model's is format-only SFT steps)."""
+    if cfg.warm_start != "none":
+        return f"warm start {cfg.warm_start}"
+    if cfg.warm_start_steps:
+        return f"format-only warm start ({cfg.warm_start_steps} SFT steps)"
+    return "no warm start"
+
+
+def _number(value: Any) -> float | None:
+    """A logged figure as a float; None where the row has none (missing, empty or NaN)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number else None
+
+
 def _last_eval(rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """The last held-out eval of the run's rows, as one phrase."""
+    """The last held-out eval of the run's rows, as one phrase (in a run on several envs, the
+    figures over all of them)."""
     for row in reversed(rows):
-        rate = row.get("eval_success_rate")
-        if rate is not None and rate == rate:  # NaN: no eval at this step
-            low, high = row.get("eval_success_ci_low"), row.get("eval_success_ci_high")
-            interval = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
-            return f"success {rate:.3f}{interval} at step {int(row.get('step', 0))}"
+        if (rate := _number(row.get("eval_success_rate"))) is None:
+            continue
+        low, high = (
+            _number(row.get("eval_success_ci_low")),
+            _number(row.get("eval_success_ci_high")),
+        )
+        interval = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
+        return f"success {rate:.3f}{interval} at step {int(_number(row.get('step')) or 0)}"
     return None
 
 
@@ -69,7 +91,7 @@ def model_card(
     how = [
         f"LoRA (r {cfg.lora_r}, alpha {cfg.lora_alpha})" if cfg.lora else "full fine-tuning",
         f"{cfg.credit} credit",
-        f"warm start {cfg.warm_start}" if cfg.warm_start != "none" else "no warm start",
+        _warm_start(cfg),
         f"lr {cfg.learning_rate:g}",
         f"groups of {cfg.num_generations}",
     ]
@@ -87,8 +109,9 @@ def model_card(
     ]
     if (last := _last_eval(rows)) is not None:
         lines.append(
-            f"- Last held-out eval ({cfg.eval_episodes} greedy episodes from seed "
-            f"{cfg.eval_seed}): {last}."
+            f"- Last held-out eval ({cfg.eval_episodes} greedy episodes"
+            + (" of each env" if len(cfg.env_ids) > 1 else "")
+            + f" from seed {cfg.eval_seed}): {last}."
         )
     return "\n".join([*lines, *_use_and_files(cfg, run)])
 
@@ -111,15 +134,23 @@ def _use_and_files(cfg: TrainConfig, run: Path) -> list[str]:
         "",
         "## Files",
         "",
-        "- `final/`: the model after the last step (with LoRA: the adapter, whose config names "
-        "the base).",
-        "- `best/`: the model of the best held-out eval, when evals ran (`best.json` names its "
-        "step; chosen on the eval seeds, so judge it on others).",
-        "- `warm_start/`: the model after the warm start, with its demos (when the run made one).",
-        "- `metrics.csv`, `learning_curve.png`: every logged figure, one row per step.",
-        "- `config.yaml`: the run's settings; `run.json`: steps, wall time, memory and machine.",
+        *(line for name, line in _FILES if name is None or (run / name).exists()),
         "",
     ]
+
+
+_FILES: tuple[tuple[str | None, str], ...] = (
+    (None, "- `final/`: the model after the last step (with LoRA: the adapter, whose config "
+     "names the base)."),
+    ("best", "- `best/`: the model of the best held-out eval (`best.json` names its step; chosen "
+     "on the eval seeds, so judge it on others)."),
+    ("warm_start", "- `warm_start/`: the model after the warm start, with its demos."),
+    (None, "- `metrics.csv`: every logged figure, one row per step."),
+    ("learning_curve.png", "- `learning_curve.png`: the learning curve."),
+    (None, "- `config.yaml`: the run's settings; `run.json`: steps, wall time, memory and "
+     "machine."),
+)  # fmt: skip
+"""The card's list of the run folder's files: ``(name that must exist, or None, line)``."""
 
 
 def write_model_card(

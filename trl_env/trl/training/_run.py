@@ -237,6 +237,12 @@ def _gpu_name() -> str | None:
     return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
 
 
+def _gpu_entry() -> dict[str, str]:
+    """``{"gpu": name}`` on a CUDA GPU, else nothing (``run.json``'s ``machine``)."""
+    gpu = _gpu_name()
+    return {"gpu": gpu} if gpu else {}
+
+
 def _in_passes(cfg: TrainConfig) -> bool:
     """Whether the run trains a step's batch in several passes."""
     from trl_env.trl.training._passes import training_passes
@@ -289,7 +295,8 @@ def _write_run_record(
         "peak_rss_gb": round(peak_rss_gb(), 2),
         "bf16": cfg.bf16,
         "fast_paths": _fast_paths_summary(cfg),
-        "machine": {**machine_record(torch.get_num_threads()), "gpu": _gpu_name()},
+        # "gpu" only on a GPU: a CPU run's record stays comparable with the recorded ones.
+        "machine": {**machine_record(torch.get_num_threads()), **_gpu_entry()},
         "command": shlex.join(sys.argv) if sys.argv and sys.argv[0] else None,
     }
     path = Path(cfg.output_dir or ".") / "run.json"
@@ -341,7 +348,7 @@ def _finish(
     say(
         f"{record['steps']} steps ({'time budget' if stopped_by == 'minutes' else 'step limit'}) "
         f"in {result.wall_time_s:.0f} s, peak memory {record['peak_rss_gb']:.1f} GB RSS, on "
-        + (f"GPU {gpu}, " if (gpu := record["machine"]["gpu"]) else "")  # type: ignore[index]
+        + (f"GPU {gpu}, " if (gpu := record["machine"].get("gpu")) else "")  # type: ignore[attr-defined]
         + f"{record['machine']['summary']}"  # type: ignore[index]
     )
     return result
