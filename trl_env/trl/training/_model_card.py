@@ -144,7 +144,8 @@ _FILES: tuple[tuple[str | None, str], ...] = (
      "names the base)."),
     ("best", "- `best/`: the model of the best held-out eval (`best.json` names its step; chosen "
      "on the eval seeds, so judge it on others)."),
-    ("warm_start", "- `warm_start/`: the model after the warm start, with its demos."),
+    ("warm_start", "- `warm_start/`: the model after the warm start (with its demos, where it "
+     "played some)."),
     (None, "- `metrics.csv`: every logged figure, one row per step."),
     ("learning_curve.png", "- `learning_curve.png`: the learning curve."),
     (None, "- `config.yaml`: the run's settings; `run.json`: steps, wall time, memory and "
