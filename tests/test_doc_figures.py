@@ -1069,6 +1069,14 @@ TIMINGS = ("step_time", "wall_time_s", "peak_rss_gb", "eval_seconds")
 """The columns of ``metrics.csv`` a slower or faster machine changes (with ``time/...``)."""
 
 
+def all_or_nothing_start_cells(folder: str) -> tuple[dict[str, list[bool]], set[str]]:
+    """The final FrozenLake eval's games by start cell (``eval_after/``), checked to be won from
+    every game of a cell or from none, and the cells where every game was won."""
+    cells = wins_by_start_cell(folder + "eval_after/")
+    assert len(cells) == 11 and all(all(g) or not any(g) for g in cells.values())
+    return cells, {cell for cell, games in cells.items() if all(games)}
+
+
 def wins_by_start_cell(eval_folder: str) -> dict[str, list[bool]]:
     """FrozenLake ``random_start`` games of an eval's transcripts, by the start cell the first
     observation names."""
@@ -1115,9 +1123,7 @@ def frozenlake_random_start(page: Page) -> Iterator[str]:
     yield f"lies above all three ({low:.3f} > {bound:.3f})"
     yield f"Its mean of {run['after']['mean_turns']:.2f} turns"
 
-    after = wins_by_start_cell(folder + "eval_after/")
-    always = {cell for cell, games in after.items() if all(games)}
-    assert len(after) == 11 and all(all(g) or not any(g) for g in after.values())
+    after, always = all_or_nothing_start_cells(folder)
     yield f"wins every held-out game from {len(always)} of the {len(after)} start cells and none"
     yield f"from the other {len(after) - len(always)}"
     start = after["row 1, column 1"]
@@ -1221,9 +1227,7 @@ def frozenlake_random_start_rerun(page: Page) -> Iterator[str]:
     yield f"above all three ({after[0]:.3f} > {bound:.3f})"
     yield f"with {fraction(run['after'])} where the recorded run's {old['steps']} steps"
     yield f"reached {fraction(old['after'])}"
-    cells = wins_by_start_cell(folder + "eval_after/")
-    always = {cell for cell, games in cells.items() if all(games)}
-    assert len(cells) == 11 and all(all(g) or not any(g) for g in cells.values())
+    cells, always = all_or_nothing_start_cells(folder)
     yield f"wins every game from {len(always)} of the {len(cells)} start cells and none from the"
     yield f"other {len(cells) - len(always)}"
     start = cells["row 1, column 1"]

@@ -136,7 +136,16 @@ class FastPaths:
             trl_env.error.UsageError: A setting that :func:`check_fast_paths` refuses.
         """
         if isinstance(setting, FastPaths):
-            return setting if device_type == "cpu" else setting.without(*CPU_ONLY_LAYERS)
+            paths = setting
+        else:
+            paths = cls._from_setting(setting, device_type, bf16_units)
+        return paths if device_type == "cpu" else paths.without(*CPU_ONLY_LAYERS)
+
+    @classmethod
+    def _from_setting(
+        cls, setting: str | None, device_type: str, bf16_units: bool | None
+    ) -> FastPaths:
+        """The flags a setting string gives on ``device_type`` (see :meth:`resolve`)."""
         mode, changes = _parse(setting if setting is not None else "auto")
         if mode == "on" or (mode == "auto" and device_type == "cpu"):
             flags = dict.fromkeys(LAYERS, True)
@@ -151,8 +160,6 @@ class FastPaths:
                 flags.update(dict.fromkeys(NOT_ON_FLOAT32_CPUS, False))
         for name, on in changes:
             flags[name] = on
-        if device_type != "cpu":
-            flags.update(dict.fromkeys(CPU_ONLY_LAYERS, False))
         return cls(**flags)
 
     @property
