@@ -513,11 +513,13 @@ def status_and_demos(page: Page) -> Iterator[str]:
     yield f"where a step of this size took {min(steps):.0f}-{max(steps):.0f} s (below)"
 
 
-def policy_rows(run: dict[str, Any], page: Page, results: str) -> None:
-    """Asserts the policy table after ``results``' marker is ``run``'s four evaluations, each
-    interval recomputed from its wins."""
+def policy_rows(
+    run: dict[str, Any], page: Page, results: str, more: dict[str, str] | None = None
+) -> None:
+    """Asserts the policy table after ``results``' marker is ``run``'s four evaluations (and the
+    rows ``more`` names: label -> key), each interval recomputed from its wins."""
     names = {"before": "before", "random": "random", "warm start": "warm_start",
-             "after GRPO": "after"}  # fmt: skip
+             "after GRPO": "after", **(more or {})}  # fmt: skip
     rows = []
     for label, key in names.items():
         block = run[key]
@@ -1793,6 +1795,68 @@ def default_command_second_game_resumed_to_103(page: Page) -> Iterator[str]:
     step_rows(page, again, ((51, 60), (61, 80), (81, 100), (101, 103)))
 
 
+@checks(MULTITURN)
+def tictactoe_turn_credit(page: Page) -> Iterator[str]:
+    """``--recipe tictactoe-perfect-turn`` (``learning_tictactoe_perfect_turn_amx/``): the
+    command and resolved settings, steps, time and memory, the policy table with ``RUN/best``
+    (intervals recomputed), the final model not above the random policy and ``RUN/best`` above
+    all three (recomputed), judged on seeds its choice never saw, the held-out evals, the entropy,
+    the distinct games and the step table."""
+    folder = RESULTS + "learning_tictactoe_perfect_turn_amx/"
+    run = load(folder + "result.json")
+    assert run["command"].endswith(
+        "--lora --minutes 55 --recipe tictactoe-perfect-turn --eval-seed 20000 "
+        "--out /work/bench/s23/ttt/run --no-progress"
+    )
+    settings = yaml.safe_load(text_of(folder + "config.yaml"))
+    assert (settings["credit"], settings["gamma"], settings["warm_start"]) == (
+        "turn",
+        1.0,
+        "random",
+    )
+    assert (settings["eval_seed"], settings["eval_episodes"], settings["bf16"]) == (20000, 32, True)
+    assert run["commit"] == "cc85650" and run["idle"] is False
+    yield f"commit {run['commit']}"
+    yield f"(load average {run['load_average_before']} at the start"
+    record, phrase = clock_ended_run(run, folder)
+    yield phrase
+    first = training_steps(folder)[0]["step_time"]
+    recorded = training_steps(RESULTS + "learning_tictactoe_perfect_default_amx/")[0]["step_time"]
+    yield f"step 1 took {first:.1f} s against the recorded default run's {recorded:.1f} s"
+    policy_rows(run, page, folder + "result.json", {"`RUN/best`": "best"})
+    best_step = load(folder + "best.json")["step"]
+    assert run["best_step"] == best_step and run["best_judged_on_other_seeds"]
+    yield f"`RUN/best` (step {best_step})"
+    bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "random", "warm_start"))
+    final, best = (wilson_interval(run[k]["wins"], 256) for k in ("after", "best"))
+    assert final[0] <= bound < best[0]
+    yield f"lies above all three ({best[0]:.3f} > {bound:.3f})"
+    held = held_out_by_step(folder)
+    yield f"(step {best_step}: {round(held[best_step] * 32)}/32 on seeds"
+    yield f"drew {run['best']['wins']}/256 of the held-out games"
+    yield f"in {record['steps']} steps on a slow day"
+    yield f"{round(held[record['steps']] * 32)}/32 at step {record['steps']}"
+    yield f"Its 256 greedy games are {distinct_games(folder + 'eval_best/')}"
+    yield f"the final model's {distinct_games(folder + 'eval_after/')}"
+    steps = training_steps(folder)
+    early, late = (mean(r["entropy"] for r in part) for part in (steps[:10], steps[-10:]))
+    yield f"fell from {early:.2f} over the first 10 steps to {late:.2f} over the last 10"
+    ablation = load(RESULTS + "credit_ablation_tictactoe_perfect_amx/result.json")
+    assert max(ablation["credits"], key=lambda k: ablation["credits"][k]["wins"]) == "turn"
+    yield f"the credit ablation's best arm at {ablation['max_steps']} steps"
+    yield f"the best checkpoint met the goal within {record['steps']} steps"
+    rerun = RESULTS + "learning_tictactoe_perfect_default_rerun_amx/"
+    before_100 = [
+        wins
+        for part in ("", "resumed/", "resumed103/")
+        for step, wins in held_out_by_step(rerun + part).items()
+        if step < 100
+    ]
+    yield f"in-training evals before step 100 drew at most {round(max(before_100) * 32)}/32"
+    yield f"(32 seeds from {settings['eval_seed']}, greedy, every {settings['eval_every']} steps)"
+    step_rows(page, folder, ((1, 10), (11, 20), (21, 30), (31, 40)))
+
+
 def distinct_games(eval_folder: str) -> int:
     """How many different games (the sequence of turns) ``eval_folder``'s transcripts hold."""
     episodes = text_of(eval_folder + "transcripts.jsonl").splitlines()
@@ -2564,6 +2628,18 @@ def warm_start_table_rerun(page: Page) -> Iterator[str]:
         re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\d+):", log)[1]
     )
     yield f"That SFT took {minutes_taken} minutes and peaked at {peak:.1f} GB of RSS"
+    # Checkpointing on by default since: benchmarks/sft_memory.py, both ways on the same demos.
+    memory = load(RESULTS + "sft_memory_amx/result.json")
+    on, off = memory["checkpointing_on"], memory["checkpointing_off"]
+    assert memory["same_losses"] and on["losses"] == off["losses"] and len(on["losses"]) == 2
+    assert "--no-gradient-checkpointing" in off["command"] and "checkpointing" not in on[
+        "command"
+    ].replace("checkpointing_on", "")
+    assert "amx_bf16" in memory["cpu"] and memory["max_turns"] == 4
+    yield f"on {memory['episodes']} random demos of {memory['env']} ({memory['max_turns']} turns"
+    yield f"two SFT steps peaked at {on['peak_rss_gb']:.2f} GB of RSS with it and {off['peak_rss_gb']:.2f} GB without ({off['peak_rss_gb'] / on['peak_rss_gb']:.2f}x)"
+    yield f"`python benchmarks/sft_memory.py --steps {memory['steps']}`"
+    yield f"most of the {memory['steps']} steps' time"
 
 
 @checks(REAL_MODELS)

@@ -330,7 +330,24 @@ def test_readme_real_model_figures_match_results() -> None:
         f"{second_run['steps']} GRPO steps, on one line of play (rerun on today's code on a slower "
         f"machine: {fraction(final)} at step {resumed['steps']} and {fraction(final103)} at step "
         f"{again['steps']}, not above the random policy's {fraction(rerun['random'])}; its "
-        f"step-100 checkpoint drew {fraction(step100)})"
+        f"step-100 checkpoint drew {fraction(step100)};"
+    ) in learning
+    # With turn credit (--recipe tictactoe-perfect-turn): the final model not above the random
+    # policy, RUN/best above all three (recomputed), in the README and learning.md.
+    turn = load("benchmarks/results/learning_tictactoe_perfect_turn_amx/result.json")
+    bound = max(interval(turn[k])[1] for k in ("before", "random", "warm_start"))
+    assert interval(turn["after"])[0] <= bound < interval(turn["best"])[0]
+    assert turn["best_judged_on_other_seeds"] and turn["stopped_by"] == "minutes"
+    assert (
+        f"(`--recipe tictactoe-perfect-turn`) the budget held {turn['steps']} steps on a slow day: "
+        f"the final model drew {fraction(turn['after'])} (CI {ci(turn['after'])}), not above the "
+        f"random policy's, and `RUN/best`, its step-{turn['best_step']} model, "
+        f"{fraction(turn['best'])} (CI {ci(turn['best'])}) on seeds its choice never saw, above "
+        "all three"
+    ) in text
+    assert (
+        f"with `--recipe tictactoe-perfect-turn`, {turn['steps']} steps on a slow day: the final "
+        f"model {fraction(turn['after'])}, `RUN/best` {fraction(turn['best'])}, above all three)"
     ) in learning
     assert (
         f"from {fraction(default['before'])} to {fraction(default['after'])} in "
