@@ -2636,10 +2636,11 @@ def warm_start_table_rerun(page: Page) -> Iterator[str]:
         "command"
     ].replace("checkpointing_on", "")
     assert "amx_bf16" in memory["cpu"] and memory["max_turns"] == 4
+    assert memory["idle"] and not memory["uncommitted"]
     yield f"on {memory['episodes']} random demos of {memory['env']} ({memory['max_turns']} turns"
     yield f"two SFT steps peaked at {on['peak_rss_gb']:.2f} GB of RSS with it and {off['peak_rss_gb']:.2f} GB without ({off['peak_rss_gb'] / on['peak_rss_gb']:.2f}x)"
     yield f"`python benchmarks/sft_memory.py --steps {memory['steps']}`"
-    yield f"most of the {memory['steps']} steps' time"
+    yield f"the {memory['steps']} steps' wall times include loading the model"
 
 
 @checks(REAL_MODELS)

@@ -268,13 +268,27 @@ def test_checkpointing_is_on_by_default_and_leaves_the_losses_as_they_are(
     assert _sft_args(default, tmp_path).activation_checkpointing is True
     assert _sft_args(off, tmp_path).activation_checkpointing is False
 
-    def losses(config: SFTRunConfig, name: str) -> tuple[float, float]:
+    import transformers.modeling_utils
+
+    recomputed = []
+    checkpoint = transformers.modeling_utils.checkpoint
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        recomputed.append(1)
+        return checkpoint(*args, **kwargs)
+
+    def losses(config: SFTRunConfig, name: str) -> tuple[tuple[float, ...], int]:
         settings = {"demos": "oracle", "episodes": 8, "lora": True, "max_steps": 3}
         run = dataclasses.replace(
             config, **settings, batch_size=4, system_prompt=None, output_dir=str(tmp_path / name)
         )
-        result = run_sft(run, say=lambda line: None)
-        return result.first_loss, result.last_loss
+        recomputed.clear()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(transformers.modeling_utils, "checkpoint", counted)
+            result = run_sft(run, say=lambda line: None)
+        return result.losses, len(recomputed)
 
+    (with_it, layers_checkpointed), (without, none) = losses(default, "on"), losses(off, "off")
+    assert layers_checkpointed > 0 and none == 0  # the setting reached the model's layers
     # Recomputing the forward pass in the backward gives the same gradients, so the same steps.
-    assert losses(default, "on") == losses(off, "off")
+    assert len(with_it) == 3 and with_it == without

@@ -162,6 +162,7 @@ class SFTResult:
     first_loss: float
     last_loss: float
     seconds: float
+    losses: tuple[float, ...] = ()  # every logged optimizer step's loss, in order
 
 
 def demo_token_stream(processor: Any, messages: Sequence[dict[str, str]]) -> dict[str, list[int]]:
@@ -359,6 +360,7 @@ def _save_run(
         first_loss=float(sum(losses[:5]) / max(len(losses[:5]), 1)),
         last_loss=float(sum(losses[-5:]) / max(len(losses[-5:]), 1)),
         seconds=time.perf_counter() - started,
+        losses=tuple(float(loss) for loss in losses),
     )
 
 
