@@ -1852,7 +1852,7 @@ def tictactoe_turn_credit(page: Page) -> Iterator[str]:
         for step, wins in held_out_by_step(rerun + part).items()
         if step < 100
     ]
-    yield f"in-training evals before step 100 drew at most {round(max(before_100) * 32)}/32"
+    yield f"had drawn at most {round(max(before_100) * 32)}/32 in its in-training evals before step 100"
     yield f"(32 seeds from {settings['eval_seed']}, greedy, every {settings['eval_every']} steps)"
     step_rows(page, folder, ((1, 10), (11, 20), (21, 30), (31, 40)))
 
