@@ -16,7 +16,9 @@ and tabulates; it holds no training logic of its own.
    machine are slower). Where the run kept ``OUT/run/best`` (the model of its best in-training
    held-out eval), it is evaluated too, as ``best``, with ``best_step``, ``best_above`` and
    ``best_judged_on_other_seeds`` (false when the in-training evals played some of the judged
-   seeds: pass ``--train-arg=--eval-seed --train-arg=S`` with S away from ``--eval-seed``).
+   seeds: pass ``--train-arg=--eval-seed --train-arg=S`` with S away from ``--eval-seed``). A run
+   whose ``final/`` is its best eval's (``--final-model best``) gets ``final_model_step`` and
+   ``after_judged_on_other_seeds`` instead: ``after`` plays that model.
 
 Every eval's ``results.json`` and transcripts stay in ``OUT/eval/<name>``, and the run folder
 (``metrics.csv``, ``learning_curve.png``, ``run.json``) in ``OUT/run``.
@@ -99,24 +101,44 @@ def summarize(results: dict[str, Any], env: str) -> dict[str, Any]:
     return summary
 
 
-def best_facts(
-    result: dict[str, Any], run: Path, settings: dict[str, Any], args: argparse.Namespace
-) -> dict[str, Any]:
-    """``RUN/best`` (the model of the run's best in-training held-out eval), where the run kept
-    one: its step, whether it is judged on seeds its choice never saw (the in-training evals
-    played ``eval_seed ..`` of the run's settings), and its interval against each reference."""
-    if "best" not in result:
-        return {"best": None}
-    chosen = json.loads((run / "best" / "best.json").read_text(encoding="utf-8"))
+def judged_on_other_seeds(settings: dict[str, Any], args: argparse.Namespace) -> bool:
+    """Whether the judged seeds miss every seed the run's in-training evals played (those chose
+    ``RUN/best``, and ``RUN`` itself with ``--final-model best``)."""
     from trl_env.trl.training._config import EVAL_SEED
 
     first = settings.get("eval_seed")
     first = EVAL_SEED if first is None else int(first)
     seen = range(first, first + int(settings["eval_episodes"]))
-    judged = range(args.eval_seed, args.eval_seed + args.eval_episodes)
+    return not set(seen) & set(range(args.eval_seed, args.eval_seed + args.eval_episodes))
+
+
+def final_facts(
+    record: dict[str, Any], settings: dict[str, Any], args: argparse.Namespace
+) -> dict[str, Any]:
+    """Which model ``RUN`` (``final/``) holds: ``final_model`` "last" or "best" (then its step,
+    and whether it is judged on seeds its choice never saw)."""
+    if record.get("final_model") != "best":
+        return {"final_model": record.get("final_model", "last")}
+    return {
+        "final_model": "best",
+        "final_model_step": record.get("final_model_step"),
+        "after_judged_on_other_seeds": judged_on_other_seeds(settings, args),
+    }
+
+
+def best_facts(
+    result: dict[str, Any], run: Path, settings: dict[str, Any], args: argparse.Namespace
+) -> dict[str, Any]:
+    """``RUN/best`` (the model of the run's best in-training held-out eval), where the run kept
+    one and ``final/`` is not it: its step, whether it is judged on seeds its choice never saw
+    (the in-training evals played ``eval_seed ..`` of the run's settings), and its interval
+    against each reference."""
+    if "best" not in result:
+        return {"best": None}
+    chosen = json.loads((run / "best" / "best.json").read_text(encoding="utf-8"))
     return {
         "best_step": chosen.get("step"),
-        "best_judged_on_other_seeds": not set(seen) & set(judged),
+        "best_judged_on_other_seeds": judged_on_other_seeds(settings, args),
         "best_above": {
             name: result["best"]["success_ci_low"] > result[name]["success_ci_high"]
             for name in REFERENCES
@@ -136,7 +158,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     policies = {"before": args.model, "random": "random", "after": str(run)}
     if (run / "warm_start").is_dir():
         policies["warm_start"] = str(run / "warm_start")
-    if (run / "best" / "best.json").is_file():
+    final_is_best = train_run.record.get("final_model") == "best"
+    if (run / "best" / "best.json").is_file() and not final_is_best:  # else "after" plays it
         policies["best"] = str(run / "best")
     result: dict[str, Any] = {"env": args.env}
     commands = {}
@@ -160,6 +183,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 result["after"]["success_ci_low"] > r["success_ci_high"] for r in references
             ),
             **best_facts(result, run, settings, args),
+            **final_facts(train_run.record, settings, args),
             **run_facts(train_run, train),
             "eval_commands": commands,
         }

@@ -108,6 +108,25 @@ _RUN_SETTINGS = ("max_new_tokens_per_turn", "max_completion_length", "max_turns"
 """The settings a ``trl-env train`` run folder lends to its eval, unless flags give them."""
 
 
+def _warn_if_chosen_on_these_seeds(config: EvalConfig, run: dict[str, Any]) -> None:
+    """Warn when the policy (``RUN/best``, or ``RUN`` of a ``--final-model best`` run) was chosen
+    by held-out evals on seeds this eval plays again: its figures there are flattered."""
+    from trl_env.trl.training._final_model import chosen_on_seeds
+
+    chosen = chosen_on_seeds(run, config.policy)
+    played = range(config.seed, config.seed + config.episodes)
+    if chosen is None or not (shared := len(range(max(chosen[0], played[0]),
+                                                  min(chosen[-1], played[-1]) + 1))):  # fmt: skip
+        return
+    print(
+        f"{_PROG}: warning: this model was chosen as the best of the run's held-out evals on "
+        f"seeds {chosen[0]}-{chosen[-1]}; {shared} of this eval's seeds are among them, which "
+        f"flatters it: pass --seed {chosen[-1] + 1} or above (or below "
+        f"{chosen[0] - config.episodes + 1}) to judge it on seeds its choice never saw",
+        file=sys.stderr,
+    )
+
+
 def _with_run_settings(config: EvalConfig) -> EvalConfig:
     """``config`` with the settings it leaves unset taken from the run that ``--policy`` names."""
     if not os.path.isdir(config.policy):
@@ -117,6 +136,7 @@ def _with_run_settings(config: EvalConfig) -> EvalConfig:
     run = run_config(config.policy)
     if run is None:
         return config
+    _warn_if_chosen_on_these_seeds(config, run)
     taken: list[str] = []
     changes: dict[str, Any] = {}
     for name in _RUN_SETTINGS:

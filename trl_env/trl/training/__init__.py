@@ -7,6 +7,8 @@
 * :mod:`~trl_env.trl.training._callbacks`: ``metrics.csv``, progress and per-step lines;
 * :mod:`~trl_env.trl.training._heldout`: :class:`HeldOutEvalCallback`, held-out evals during
   training;
+* :mod:`~trl_env.trl.training._best` and :mod:`~trl_env.trl.training._final_model`: the best
+  held-out eval's model (``best/``) and which model ``final/`` holds (``--final-model``);
 * :mod:`~trl_env.trl.training._recording`: :class:`RecordingGRPOTrainer`, the trainer that saves
   every step's episodes (``trl-env replay`` reads them);
 * :mod:`~trl_env.trl.training._plots`: the learning-curve PNG;

@@ -11,6 +11,8 @@ The choice is made on the in-training eval's seeds (``--eval-seed``, ``--eval-ep
 those seeds flatter it: judge ``RUN/best`` on other seeds (``trl-env eval --seed`` past
 ``eval_seed + eval_episodes``). A resumed run compares against the ``best.json`` already there.
 
+``--final-model best`` (:mod:`trl_env.trl.training._final_model`) makes ``final/`` a copy of it.
+
 Example:
     >>> trainer.add_callback(BestHeldOutModel(trainer))  # doctest: +SKIP
 """
@@ -23,12 +25,9 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from trl_env.trl.training._final_model import BEST_DIR, BEST_RECORD
+
 __all__ = ["BEST_DIR", "BestHeldOutModel"]
-
-BEST_DIR = "best"
-"""The folder of a ``trl-env train`` run that holds the model of its best held-out eval."""
-
-_RECORD = "best.json"
 
 
 class BestHeldOutModel(TrainerCallback):
@@ -48,7 +47,7 @@ class BestHeldOutModel(TrainerCallback):
 
     def best_so_far(self) -> dict[str, Any] | None:
         """``best.json``: the step, success rate and mean return of the kept model, if any."""
-        record = self.folder / _RECORD
+        record = self.folder / BEST_RECORD
         return json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
 
     def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
@@ -61,4 +60,6 @@ class BestHeldOutModel(TrainerCallback):
         self.trainer.save_model(str(self.folder))
         record = {"step": state.global_step, "eval_success_rate": score[0],
                   "eval_mean_return": score[1]}  # fmt: skip
-        (self.folder / _RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        (self.folder / BEST_RECORD).write_text(
+            json.dumps(record, indent=2) + "\n", encoding="utf-8"
+        )

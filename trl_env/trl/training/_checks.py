@@ -24,6 +24,8 @@ def _require(module: str, feature: str, install: str) -> None:
 
 RUN_OUTPUTS = (
     "final",
+    "best",  # left behind, its best.json would compete with the new run's evals
+    "last",
     "interrupted",
     "warm_start",
     "warm_start_format",

@@ -25,6 +25,7 @@ from trl_env.trl._credit_modes import CREDITS, check_credit, gamma_field, partia
 from trl_env.trl._seat_settings import check_seat_settings, opponent_field, self_play_field
 from trl_env.trl.fast._switch import check_fast_paths, fast_paths_field
 from trl_env.trl.training._defaults import run_defaults, with_partial_credit
+from trl_env.trl.training._final_model import check_final_model, final_model_field
 from trl_env.trl.training._passes import batch_settings, check_groups
 
 __all__ = ["AUTO", "EVAL_SEED", "SAVE_ROLLOUTS_UP_TO", "TrainConfig"]
@@ -296,6 +297,7 @@ class TrainConfig:
     eval_temperature: float = field(
         default=1.0, metadata=_help("Sampling temperature of --eval-samples.")
     )
+    final_model: str = final_model_field()
     report_to: str = field(
         default="none",
         metadata=_help(
@@ -319,8 +321,7 @@ class TrainConfig:
             raise ValueError(
                 "give at least one env ID, e.g. TextLargestNumber-v0 (see `trl-env list`)"
             )
-        if self.system_prompt == "":
-            self.system_prompt = None
+        self.system_prompt = self.system_prompt or None  # "": none, as the CLI's --system-prompt ''
         self._check_counts()
         self._check_numbers()
         check_seat_settings(self.self_play, self.opponent, self.num_generations)
@@ -380,13 +381,11 @@ class TrainConfig:
                 f"{self.report_to!r}"
             )
         check_fast_paths(self.fast_paths)
+        check_final_model(self.final_model, self.eval_every)
         if self.vllm_mode not in VLLM_MODES:
             raise ValueError(f"vllm_mode must be 'colocate' or 'server', got {self.vllm_mode!r}")
-        if not 0 < self.vllm_gpu_memory_utilization <= 1:
-            raise ValueError(
-                "vllm_gpu_memory_utilization must be in (0, 1], "
-                f"got {self.vllm_gpu_memory_utilization}"
-            )
+        if not 0 < (share := self.vllm_gpu_memory_utilization) <= 1:
+            raise ValueError(f"vllm_gpu_memory_utilization must be in (0, 1], got {share}")
 
     @property
     def uses_tiny_model(self) -> bool:
@@ -434,6 +433,7 @@ class TrainConfig:
                 "steps): only the evals before the first and after the last step would run. Pick "
                 f"--eval-every at most {values['max_steps']}, or 0 for no held-out evals"
             )
+        check_final_model(self.final_model, values["eval_every"])
         if values["save_rollouts"] is None and self.minutes is not None:
             values["save_rollouts"] = True  # the clock, not the 10000-step ceiling, sizes the run
         if values["save_rollouts"] is None:

@@ -140,8 +140,11 @@ def _use_and_files(cfg: TrainConfig, run: Path) -> list[str]:
 
 
 _FILES: tuple[tuple[str | None, str], ...] = (
-    (None, "- `final/`: the model after the last step (with LoRA: the adapter, whose config "
-     "names the base)."),
+    (None, "- `final/`: the model `trl-env eval --policy RUN` plays: the last step's, or with "
+     "`--final-model best` a copy of `best/` (run.json's `final_model_step` names its step); with "
+     "LoRA, the adapter, whose config names the base."),
+    ("last", "- `last/`: the model after the last step (`--final-model best` made `final/` the "
+     "best held-out eval's)."),
     ("best", "- `best/`: the model of the best held-out eval (`best.json` names its step; chosen "
      "on the eval seeds, so judge it on others)."),
     ("warm_start", "- `warm_start/`: the model after the warm start (with its demos, where it "

@@ -19,6 +19,7 @@ from typing import Any
 from trl_env._configs import config_to_yaml
 from trl_env.trl.training._checks import check_before_work, clear_run
 from trl_env.trl.training._config import TrainConfig
+from trl_env.trl.training._final_model import final_model_step
 from trl_env.trl.training._resume import check_resumable
 
 __all__ = ["TrainResult", "eval_command", "train"]
@@ -76,7 +77,10 @@ def eval_command(config: TrainConfig) -> str:
     """The ``trl-env eval`` command that evaluates a run (it reads the run's own settings)."""
     out = Path(config.output_dir or ".")
     words = ["trl-env", "eval", *config.env_ids, "--policy", str(out), "--episodes", "100"]
-    words += ["--seed", str(config.eval_seed), "--out", str(out / "eval")]
+    seed = config.eval_seed  # the in-training evals' seeds, unless they chose final/
+    if config.final_model == "best":
+        seed += config.eval_episodes
+    words += ["--seed", str(seed), "--out", str(out / "eval")]
     if config.fast_paths != "auto":  # the run's held-out evals generated with its own setting
         words += ["--fast-paths", config.fast_paths]
     return shlex.join(words)
@@ -290,6 +294,9 @@ def _write_run_record(
         "recipe": cfg.recipe,
         "steps": int(rows[-1].get("step", len(rows))) if rows else 0,
         "stopped_by": stopped_by,
+        # final/'s model: "last", or the step whose held-out eval chose it ("best").
+        "final_model": cfg.final_model,
+        "final_model_step": final_model_step(Path(cfg.output_dir or "."), cfg.final_model),
         "wall_time_s": round(result.wall_time_s, 1),
         "train_time_s": round(result.train_time_s, 1),
         "peak_rss_gb": round(peak_rss_gb(), 2),

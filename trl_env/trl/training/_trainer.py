@@ -318,6 +318,24 @@ def _say_eval_cost(evals: Any, cfg: TrainConfig, train_time: float, say: Say) ->
     )  # fmt: skip
 
 
+def _save_final(trainer: Any, tokenizer: Any, cfg: TrainConfig, output: Path, say: Say) -> None:
+    """Save ``final/``: the last step's model, or with ``final_model`` "best" a copy of ``best/``
+    (the last step's then kept in ``last/``)."""
+    from trl_env.trl.training._final_model import LAST_DIR, keep_best_as_final
+
+    last = output / (LAST_DIR if cfg.final_model == "best" else "final")
+    trainer.save_model(str(last))
+    tokenizer.save_pretrained(str(last))
+    if cfg.final_model == "best":
+        best = keep_best_as_final(output)
+        say(
+            f"final/ holds the best held-out eval's model (step {best['step']}, success "
+            f"{best['eval_success_rate']:.3f} on seeds {cfg.eval_seed}-"
+            f"{cfg.eval_seed + cfg.eval_episodes - 1}: judge it on others); the last step's model "
+            f"is in {last}"
+        )
+
+
 def run_trainer(
     cfg: TrainConfig, checkpoint: str | None, started: float, say: Say
 ) -> tuple[list[dict[str, Any]], float, str]:
@@ -342,8 +360,7 @@ def run_trainer(
     trainer = _grpo_trainer(cfg, model, tokenizer, [metrics])
     evals, budget = _watch(trainer, cfg, started, say)
     train_time = _train(trainer, tokenizer, checkpoint, output, say)
-    trainer.save_model(str(output / "final"))
-    tokenizer.save_pretrained(str(output / "final"))
+    _save_final(trainer, tokenizer, cfg, output, say)
     _say_eval_cost(evals, cfg, train_time, say)
     stopped_by = "minutes" if budget is not None and budget.stopped_at is not None else "max_steps"
     return metrics.rows, train_time, stopped_by
