@@ -17,8 +17,9 @@ and tabulates; it holds no training logic of its own.
    held-out eval), it is evaluated too, as ``best``, with ``best_step``, ``best_above`` and
    ``best_judged_on_other_seeds`` (false when the in-training evals played some of the judged
    seeds: pass ``--train-arg=--eval-seed --train-arg=S`` with S away from ``--eval-seed``). A run
-   whose ``final/`` is its best eval's (``--final-model best``) gets ``final_model_step`` and
-   ``after_judged_on_other_seeds`` instead: ``after`` plays that model.
+   whose ``final/`` is its best eval's (``--final-model best``: ``final_model`` says which) gets
+   ``final_model_step`` and ``after_judged_on_other_seeds`` instead, ``after`` playing that model,
+   and its last step's model (``OUT/run/last``) is evaluated as ``last``.
 
 Every eval's ``results.json`` and transcripts stay in ``OUT/eval/<name>``, and the run folder
 (``metrics.csv``, ``learning_curve.png``, ``run.json``) in ``OUT/run``.
@@ -115,10 +116,8 @@ def judged_on_other_seeds(settings: dict[str, Any], args: argparse.Namespace) ->
 def final_facts(
     record: dict[str, Any], settings: dict[str, Any], args: argparse.Namespace
 ) -> dict[str, Any]:
-    """Which model ``RUN`` (``final/``) holds: ``final_model`` "last" or "best" (then its step,
-    and whether it is judged on seeds its choice never saw)."""
-    if record.get("final_model") != "best":
-        return {"final_model": record.get("final_model", "last")}
+    """A ``--final-model best`` run: ``final/`` (``after``) is its best eval's model; its step and
+    whether it is judged on seeds its choice never saw (``last`` is the last step's model)."""
     return {
         "final_model": "best",
         "final_model_step": record.get("final_model_step"),
@@ -159,7 +158,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if (run / "warm_start").is_dir():
         policies["warm_start"] = str(run / "warm_start")
     final_is_best = train_run.record.get("final_model") == "best"
-    if (run / "best" / "best.json").is_file() and not final_is_best:  # else "after" plays it
+    if final_is_best:  # "after" plays best/'s model: the last step's is the one to compare
+        policies["last"] = str(run / "last")
+    elif (run / "best" / "best.json").is_file():
         policies["best"] = str(run / "best")
     result: dict[str, Any] = {"env": args.env}
     commands = {}
@@ -182,8 +183,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "after_above_all": all(
                 result["after"]["success_ci_low"] > r["success_ci_high"] for r in references
             ),
-            **best_facts(result, run, settings, args),
-            **final_facts(train_run.record, settings, args),
+            **(
+                final_facts(train_run.record, settings, args)
+                if final_is_best
+                else {"final_model": "last", **best_facts(result, run, settings, args)}
+            ),
             **run_facts(train_run, train),
             "eval_commands": commands,
         }

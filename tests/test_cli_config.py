@@ -339,6 +339,7 @@ def test_a_null_in_a_config_file_is_kept(tmp_path: Path) -> None:
         "trl_env.cli._serve",
         "trl_env.trl._credit_modes",
         "trl_env.trl._lazy",
+        "trl_env.trl.training._final_model",
     ],
 )
 def test_docstring_examples_pass(name: str) -> None:

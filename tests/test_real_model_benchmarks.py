@@ -343,3 +343,21 @@ def test_every_documented_learning_command_parses() -> None:
         except (SystemExit, Exception) as error:
             raise AssertionError(f"{where}: does not run today ({error!r})") from error
         assert parsed.command == "train", where
+
+
+def test_a_final_model_chosen_by_the_evals_is_judged_only_on_other_seeds() -> None:
+    """With ``--final-model best`` the benchmark's ``after`` plays the best eval's model: it
+    names its step and whether the judged seeds avoid the ones that chose it."""
+    import argparse
+
+    from real_model_learning import final_facts
+
+    judged = argparse.Namespace(eval_seed=10_000, eval_episodes=256)
+    record = {"final_model": "best", "final_model_step": 35}
+    assert final_facts(record, {"eval_seed": 20_000, "eval_episodes": 32}, judged) == {
+        "final_model": "best",
+        "final_model_step": 35,
+        "after_judged_on_other_seeds": True,
+    }
+    facts = final_facts(record, {"eval_seed": 10_224, "eval_episodes": 32}, judged)
+    assert facts["after_judged_on_other_seeds"] is False  # 10224-10255 are judged too

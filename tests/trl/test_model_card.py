@@ -71,6 +71,18 @@ def test_the_files_section_lists_what_the_folder_holds(tmp_path: Path) -> None:
     (Path(cfg.output_dir) / "learning_curve.png").touch()
     card = model_card(cfg, RECORD, ROWS)
     assert "`best/`" in card and "`warm_start/`" in card and "`learning_curve.png`" in card
+    assert "`last/`" not in card and "is the model of the best held-out eval" not in card
+
+
+def test_a_best_final_model_is_named_with_its_step_and_last_is_listed(tmp_path: Path) -> None:
+    cfg = config(tmp_path, final_model="best", eval_seed=20_000)
+    (Path(cfg.output_dir) / "last").mkdir(parents=True)
+    card = model_card(cfg, {**RECORD, "final_model": "best", "final_model_step": 2}, ROWS)
+    assert (
+        "- `final/` is the model of the best held-out eval, at step 2 (`--final-model best`" in card
+    )
+    assert "- `last/`: the model after the last step" in card
+    assert f"--policy {tmp_path / 'run'} --episodes 100 --seed 20032 " in card  # past its seeds
 
 
 def test_the_card_replaces_trl_s_in_the_run_folder(tmp_path: Path) -> None:

@@ -394,6 +394,11 @@ def test_the_best_held_out_eval_s_model_is_kept_in_run_best(
     top = max(scores)
     assert best["step"] == int(rows[scores.index(top)]["step"])  # the first eval with the top score
     assert (best["eval_success_rate"], best["eval_mean_return"]) == pytest.approx(top)
+    # A whole model with its tokenizer (what --final-model best copies into final/), and the
+    # seeds and envs that chose it.
+    for name in ("config.json", "model.safetensors", "tokenizer_config.json"):
+        assert (multiturn_run.out / "best" / name).is_file(), name
+    assert (best["eval_seed"], best["eval_episodes"], best["env_ids"]) == (10_000, 8, [GUESS])
     out = tmp_path / "eval"
     argv = ["eval", GUESS, "--policy", str(multiturn_run.out / "best"), "--episodes", "8"]
     assert cli_main([*argv, "--seed", "10000", "--temperature", "0", "--out", str(out)]) == 0
@@ -420,14 +425,46 @@ def test_a_better_eval_replaces_run_best_and_a_worse_one_does_not(tmp_path: Path
     assert len(saved) == 3  # steps 0, 10 and 50: a tie (30) or a worse eval saves nothing
 
 
+@pytest.mark.parametrize(
+    ("resumed_at", "chosen_on", "kept"),
+    [
+        (40, {"eval_seed": 20_000, "eval_episodes": 32}, True),  # the same evals, step 30 <= 40
+        (30, {"eval_seed": 20_000, "eval_episodes": 32}, True),
+        (20, {"eval_seed": 20_000, "eval_episodes": 32}, False),  # kept on an abandoned stretch
+        (40, {"eval_seed": 10_000, "eval_episodes": 32}, False),  # chosen on other seeds
+        (40, {"eval_seed": 20_000, "eval_episodes": 64}, False),
+        (40, {"eval_seed": 20_000, "eval_episodes": 32, "env_ids": ["TextWordle-v0"]}, False),
+    ],
+)
+def test_a_resumed_run_drops_a_stale_best_model(
+    tmp_path: Path, resumed_at: int, chosen_on: dict[str, Any], kept: bool
+) -> None:
+    """``best/`` from a step past the checkpoint resumed, or chosen by evals that played other
+    seeds or envs, would win over the resumed run's evals: it is dropped so that they choose."""
+    from trl_env.trl.training._best import BestHeldOutModel
+
+    (tmp_path / "best").mkdir()
+    record = {"step": 30, "eval_success_rate": 0.5, "eval_mean_return": 0.0, "eval_seed": 20_000,
+              "eval_episodes": 32, "env_ids": [LARGEST]}  # fmt: skip
+    (tmp_path / "best" / "best.json").write_text(json.dumps(record))
+    trainer = SimpleNamespace(args=SimpleNamespace(output_dir=str(tmp_path)))
+    keep = BestHeldOutModel(trainer, {"env_ids": [LARGEST], **chosen_on})
+    state = SimpleNamespace(global_step=resumed_at, is_world_process_zero=True)
+    keep.on_train_begin(None, state, None)
+    assert (keep.best_so_far() == record) is kept
+    assert (tmp_path / "best").exists() is kept
+
+
 # ---------------------------------------------------------------------------- LoRA
 
 
-def test_evals_and_saved_rollouts_with_lora(tiny_model_dir: str, tmp_path: Path) -> None:
+def test_evals_saved_rollouts_and_the_best_model_as_final_with_lora(
+    tiny_model_dir: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pytest.importorskip("peft")
     out = tmp_path / "lora"
     train(LARGEST, model=tiny_model_dir, lora=True, output_dir=str(out), max_steps=2,
-          eval_every=1, eval_episodes=4, progress=False, **FAST)  # fmt: skip
+          eval_every=1, eval_episodes=4, progress=False, final_model="best", **FAST)  # fmt: skip
     rows = read_csv(out / "metrics.csv")
     assert [row["step"] for row in rows] == ["0", "1", "2"]
     assert all(row["eval_success_rate"] != "" for row in rows)
@@ -438,6 +475,18 @@ def test_evals_and_saved_rollouts_with_lora(tiny_model_dir: str, tmp_path: Path)
     assert cli_main([*argv, "--temperature", "0", "--out", str(tmp_path / "eval")]) == 0
     report = json.loads((tmp_path / "eval" / "results.json").read_text())["envs"][LARGEST]
     best = json.loads((out / "best" / "best.json").read_text())
+    assert report["success_rate"] == pytest.approx(best["eval_success_rate"])
+    # --final-model best: final/ is best/'s adapter, the last step's is in last/, run.json says
+    # which step; `trl-env eval --policy RUN` plays it, warning that its seeds chose it.
+    adapter = "adapter_model.safetensors"
+    assert (out / "final" / adapter).read_bytes() == (out / "best" / adapter).read_bytes()
+    assert (out / "last" / "adapter_config.json").is_file()
+    assert json.loads((out / "run.json").read_text())["final_model_step"] == best["step"]
+    capsys.readouterr()
+    argv = ["eval", LARGEST, "--policy", str(out), "--episodes", "4", "--seed", "10000"]
+    assert cli_main([*argv, "--temperature", "0", "--out", str(tmp_path / "eval_run")]) == 0
+    assert "seeds 10000-10003; 4 of this eval's seeds are among them" in capsys.readouterr().err
+    report = json.loads((tmp_path / "eval_run" / "results.json").read_text())["envs"][LARGEST]
     assert report["success_rate"] == pytest.approx(best["eval_success_rate"])
 
 

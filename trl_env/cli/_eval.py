@@ -110,19 +110,24 @@ _RUN_SETTINGS = ("max_new_tokens_per_turn", "max_completion_length", "max_turns"
 
 def _warn_if_chosen_on_these_seeds(config: EvalConfig, run: dict[str, Any]) -> None:
     """Warn when the policy (``RUN/best``, or ``RUN`` of a ``--final-model best`` run) was chosen
-    by held-out evals on seeds this eval plays again: its figures there are flattered."""
+    by held-out evals on seeds of an env this eval plays again: its figures there are flattered."""
     from trl_env.trl.training._final_model import chosen_on_seeds
 
     chosen = chosen_on_seeds(run, config.policy)
-    played = range(config.seed, config.seed + config.episodes)
-    if chosen is None or not (shared := len(range(max(chosen[0], played[0]),
-                                                  min(chosen[-1], played[-1]) + 1))):  # fmt: skip
+    envs = run.get("env_ids")
+    if chosen is None or (isinstance(envs, list) and not set(envs) & set(config.env_ids)):
         return
+    played = range(config.seed, config.seed + config.episodes)
+    shared = len(range(max(chosen[0], played[0]), min(chosen[-1], played[-1]) + 1))
+    if not shared:
+        return
+    below = chosen[0] - config.episodes + 1  # the first seed that would end before them
     print(
         f"{_PROG}: warning: this model was chosen as the best of the run's held-out evals on "
         f"seeds {chosen[0]}-{chosen[-1]}; {shared} of this eval's seeds are among them, which "
-        f"flatters it: pass --seed {chosen[-1] + 1} or above (or below "
-        f"{chosen[0] - config.episodes + 1}) to judge it on seeds its choice never saw",
+        f"flatters it: pass --seed {chosen[-1] + 1} or above"
+        + (f" (or below {below})" if below > 0 else "")
+        + " to judge it on seeds its choice never saw",
         file=sys.stderr,
     )
 

@@ -53,8 +53,8 @@ only where the CPU has bf16 units (AMX/AVX-512 bf16): elsewhere it is emulated a
 The run folder holds config.yaml (every resolved setting: `--config` takes it back),
 train_config.json, run.json (steps, wall time, peak memory, CPU), metrics.csv,
 learning_curve.png, checkpoints, warm_start/ (with --warm-start), final/ (the last step's
-model) and best/ (the model of the best held-out eval, chosen on the eval seeds: judge it on
-others)."""
+model; with --final-model best a copy of best/, the last step's then in last/) and best/ (the
+model of the best held-out eval, chosen on the eval seeds: judge it on others)."""
 
 _INTERRUPTED = (
     "the model so far is in <output-dir>/interrupted, metrics.csv holds the steps done; --resume "

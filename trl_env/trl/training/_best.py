@@ -1,15 +1,18 @@
 """The model of a run's best held-out eval, kept beside its last: :class:`BestHeldOutModel`.
 
 A GRPO policy can swing between evals: a tic-tac-toe run on SmolLM2 drew 201/256 held-out games
-at step 100 and 64/256 at step 103, its last (docs/multiturn.md). ``final/`` is the last step's
-model; this callback also keeps the model of the best held-out eval so far in ``RUN/best`` (the
+at step 100 and 64/256 at step 103, its last (docs/multiturn.md). ``final/`` is by default the
+last step's model; this callback also keeps the model of the best held-out eval so far in ``RUN/best`` (the
 highest ``eval_success_rate``, ties broken by ``eval_mean_return``, the earlier eval kept on a full
 tie), with ``best.json`` naming its step and figures. ``trl-env eval --policy RUN/best`` plays it
 with the run's settings.
 
 The choice is made on the in-training eval's seeds (``--eval-seed``, ``--eval-episodes``), so
 those seeds flatter it: judge ``RUN/best`` on other seeds (``trl-env eval --seed`` past
-``eval_seed + eval_episodes``). A resumed run compares against the ``best.json`` already there.
+``eval_seed + eval_episodes``). ``best.json`` records those seeds and envs. A resumed run
+compares against the ``best.json`` already there, unless it is stale: from a step past the
+checkpoint resumed (an abandoned stretch of the run) or chosen on other seeds or envs; then
+``best/`` is dropped and the resumed run's evals choose again.
 
 ``--final-model best`` (:mod:`trl_env.trl.training._final_model`) makes ``final/`` a copy of it.
 
@@ -20,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +39,14 @@ class BestHeldOutModel(TrainerCallback):
 
     Args:
         trainer: The trainer (its ``save_model`` and ``args.output_dir`` are used).
+        chosen_on: What the evals play, recorded in ``best.json`` (``eval_seed``,
+            ``eval_episodes``, ``env_ids``): a resumed run whose evals play otherwise chooses
+            again.
     """
 
-    def __init__(self, trainer: Any) -> None:
+    def __init__(self, trainer: Any, chosen_on: dict[str, Any] | None = None) -> None:
         self.trainer = trainer
+        self.chosen_on = dict(chosen_on or {})
 
     @property
     def folder(self) -> Path:
@@ -50,6 +58,15 @@ class BestHeldOutModel(TrainerCallback):
         record = self.folder / BEST_RECORD
         return json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
 
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        best = self.best_so_far()
+        if best is None or not state.is_world_process_zero:
+            return
+        past = best.get("step", 0) > state.global_step  # kept on a stretch the resume abandons
+        elsewhere = any(best.get(name, value) != value for name, value in self.chosen_on.items())
+        if past or elsewhere:
+            shutil.rmtree(self.folder)
+
     def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
         if not logs or "eval_success_rate" not in logs or not state.is_world_process_zero:
             return
@@ -59,7 +76,7 @@ class BestHeldOutModel(TrainerCallback):
             return
         self.trainer.save_model(str(self.folder))
         record = {"step": state.global_step, "eval_success_rate": score[0],
-                  "eval_mean_return": score[1]}  # fmt: skip
+                  "eval_mean_return": score[1], **self.chosen_on}  # fmt: skip
         (self.folder / BEST_RECORD).write_text(
             json.dumps(record, indent=2) + "\n", encoding="utf-8"
         )

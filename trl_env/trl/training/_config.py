@@ -433,7 +433,6 @@ class TrainConfig:
                 "steps): only the evals before the first and after the last step would run. Pick "
                 f"--eval-every at most {values['max_steps']}, or 0 for no held-out evals"
             )
-        check_final_model(self.final_model, values["eval_every"])
         if values["save_rollouts"] is None and self.minutes is not None:
             values["save_rollouts"] = True  # the clock, not the 10000-step ceiling, sizes the run
         if values["save_rollouts"] is None:

@@ -14,8 +14,8 @@ Example:
     Traceback (most recent call last):
     ...
     ValueError: final_model 'best' keeps the model of the best held-out eval: ...
-    >>> chosen_on_seeds({"final_model": "best", "eval_seed": 20000, "eval_episodes": 32}, "run")
-    range(20000, 20032)
+    >>> chosen_on_seeds({"eval_seed": 20000, "eval_episodes": 32}, "no/such/run") is None
+    True
 """
 
 from __future__ import annotations
@@ -66,7 +66,11 @@ def final_model_field() -> Any:
 
 
 def check_final_model(final_model: str, eval_every: int | None) -> None:
-    """Check ``final_model`` against the run's held-out evals (``eval_every`` None: not resolved).
+    """Check ``final_model`` against the run's held-out evals.
+
+    Args:
+        final_model: ``"last"`` or ``"best"``.
+        eval_every: The run's ``eval_every`` (``None``: not resolved yet, its default evaluates).
 
     Raises:
         ValueError: An unknown value, or ``"best"`` in a run without held-out evals.
@@ -81,7 +85,12 @@ def check_final_model(final_model: str, eval_every: int | None) -> None:
 
 
 def keep_best_as_final(output_dir: str | Path) -> dict[str, Any]:
-    """Make ``final/`` a copy of ``best/``, after the last step's model was saved to ``last/``.
+    """Make ``final/`` a copy of ``best/`` (its ``best.json`` too), after the last step's model
+    was saved to ``last/``. The copy is made beside ``final/`` and renamed into place, so a failed
+    copy leaves no half a model in ``final/``.
+
+    Args:
+        output_dir: The run folder.
 
     Returns:
         ``best.json``: the step, success rate and mean return of the model ``final/`` now holds.
@@ -96,24 +105,32 @@ def keep_best_as_final(output_dir: str | Path) -> dict[str, Any]:
             f"{output / BEST_DIR} holds no model: the run ran no held-out eval, so there is no "
             f"best model for final/; the last step's model is in {output / LAST_DIR}"
         )
-    final = output / "final"
-    if final.exists():
-        shutil.rmtree(final)
-    shutil.copytree(output / BEST_DIR, final)
+    final, copy = output / "final", output / "final.copying"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(output / BEST_DIR, copy)
+    shutil.rmtree(final, ignore_errors=True)
+    copy.rename(final)
     return json.loads(record.read_text(encoding="utf-8"))
 
 
 def chosen_on_seeds(run: dict[str, Any], folder: str | Path) -> range | None:
-    """The seeds that chose the model ``folder`` holds, if it was chosen on held-out evals.
+    """The seeds whose held-out evals chose the model ``folder`` holds; ``None`` if none did.
 
-    ``run`` is the run's ``train_config.json``; ``folder`` the run folder, its ``final/`` (chosen
-    when the run kept ``--final-model best``) or its ``best/``. ``None``: not chosen on seeds.
+    A chosen model's folder holds ``best.json`` (``RUN/best``, and ``RUN/final`` of a
+    ``--final-model best`` run, its copy); a run folder stands for its ``final/``. The seeds come
+    from ``best.json`` (runs before it recorded them: from ``run``, the ``train_config.json``).
+
+    Args:
+        run: The run's ``train_config.json``.
+        folder: The policy folder: a run folder or a model folder in it.
     """
-    name = Path(folder).name
-    chosen = name == BEST_DIR or (run.get("final_model") == "best" and name != LAST_DIR)
-    if not chosen or name.startswith("checkpoint-") or name == "warm_start":
+    path = Path(folder)
+    if (path / "train_config.json").is_file() and (path / "final").is_dir():
+        path = path / "final"
+    if not (path / BEST_RECORD).is_file():
         return None
-    start, count = run.get("eval_seed"), run.get("eval_episodes")
+    record = {**run, **json.loads((path / BEST_RECORD).read_text(encoding="utf-8"))}
+    start, count = record.get("eval_seed"), record.get("eval_episodes")
     if not isinstance(start, int) or not isinstance(count, int):
         return None
     return range(start, start + count)
@@ -121,7 +138,7 @@ def chosen_on_seeds(run: dict[str, Any], folder: str | Path) -> range | None:
 
 def final_model_step(output_dir: str | Path, final_model: str) -> int | None:
     """The step of the model ``final/`` holds when it is the best held-out eval's, else None."""
-    record = Path(output_dir) / BEST_DIR / BEST_RECORD
+    record = Path(output_dir) / "final" / BEST_RECORD
     if final_model != "best" or not record.is_file():
         return None
     step = json.loads(record.read_text(encoding="utf-8")).get("step")

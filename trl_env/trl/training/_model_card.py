@@ -113,6 +113,11 @@ def model_card(
             + (" of each env" if len(cfg.env_ids) > 1 else "")
             + f" from seed {cfg.eval_seed}): {last}."
         )
+    if (step := record.get("final_model_step")) is not None:
+        lines.append(
+            f"- `final/` is the model of the best held-out eval, at step {step} (`--final-model "
+            "best`; chosen on those seeds, so judge it on others); the last step's is in `last/`."
+        )
     return "\n".join([*lines, *_use_and_files(cfg, run)])
 
 

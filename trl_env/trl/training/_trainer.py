@@ -275,7 +275,9 @@ def _watch(trainer: Any, cfg: TrainConfig, started: float, say: Say) -> tuple[An
             log=say,
         )
         trainer.add_callback(evals)
-        trainer.add_callback(BestHeldOutModel(trainer))  # RUN/best: the last step's may be worse
+        chosen_on = {"eval_seed": cfg.eval_seed, "eval_episodes": cfg.eval_episodes,
+                     "env_ids": list(cfg.env_ids)}  # fmt: skip
+        trainer.add_callback(BestHeldOutModel(trainer, chosen_on))  # the last step's may be worse
     budget = None
     if cfg.minutes is not None:  # warm start and RL together: the clock started with the run
         budget = TimeBudget(started + 60 * cfg.minutes, say)
@@ -320,20 +322,28 @@ def _say_eval_cost(evals: Any, cfg: TrainConfig, train_time: float, say: Say) ->
 
 def _save_final(trainer: Any, tokenizer: Any, cfg: TrainConfig, output: Path, say: Say) -> None:
     """Save ``final/``: the last step's model, or with ``final_model`` "best" a copy of ``best/``
-    (the last step's then kept in ``last/``)."""
+    (the last step's then kept in ``last/``). Earlier ones of either are replaced, not merged."""
+    import shutil
+
     from trl_env.trl.training._final_model import LAST_DIR, keep_best_as_final
 
     last = output / (LAST_DIR if cfg.final_model == "best" else "final")
+    if trainer.is_world_process_zero():  # a resumed run's: another run's files must not linger
+        for stale in {output / LAST_DIR, last}:
+            shutil.rmtree(stale, ignore_errors=True)
+    trainer.accelerator.wait_for_everyone()
     trainer.save_model(str(last))
     tokenizer.save_pretrained(str(last))
-    if cfg.final_model == "best":
+    if cfg.final_model == "best" and trainer.is_world_process_zero():
         best = keep_best_as_final(output)
+        seeds = f"{cfg.eval_seed}-{cfg.eval_seed + cfg.eval_episodes - 1}"
+        untrained = "; no eval beat the one before training: final/ is the starting model"
         say(
             f"final/ holds the best held-out eval's model (step {best['step']}, success "
-            f"{best['eval_success_rate']:.3f} on seeds {cfg.eval_seed}-"
-            f"{cfg.eval_seed + cfg.eval_episodes - 1}: judge it on others); the last step's model "
-            f"is in {last}"
+            f"{best['eval_success_rate']:.3f} on seeds {seeds}: judge it on others); the last "
+            f"step's model is in {last}" + (untrained if best["step"] == 0 else "")
         )
+    trainer.accelerator.wait_for_everyone()
 
 
 def run_trainer(
