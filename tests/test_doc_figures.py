@@ -1796,6 +1796,88 @@ def default_command_second_game_resumed_to_103(page: Page) -> Iterator[str]:
 
 
 @checks(MULTITURN)
+def tictactoe_turn_credit_best(page: Page) -> Iterator[str]:
+    """``--recipe tictactoe-perfect-turn`` with ``final_model: best``
+    (``learning_tictactoe_perfect_turn_best_amx/``): the command and resolved settings, an idle
+    run, steps, time and memory, the policy table with ``RUN/last`` (intervals recomputed from
+    the wins), ``RUN`` above all three (recomputed) on seeds its choice never saw, the replay of
+    the first run's steps, the same games as its ``RUN/best``, and the step table."""
+    folder = RESULTS + "learning_tictactoe_perfect_turn_best_amx/"
+    first = RESULTS + "learning_tictactoe_perfect_turn_amx/"
+    run = load(folder + "result.json")
+    assert run["command"].endswith(
+        "--lora --minutes 55 --recipe tictactoe-perfect-turn --out /work/bench/s24/ttt/run "
+        "--no-progress"
+    )
+    settings = yaml.safe_load(text_of(folder + "config.yaml"))
+    assert (settings["credit"], settings["gamma"], settings["final_model"]) == ("turn", 1.0, "best")
+    assert (settings["eval_seed"], settings["eval_episodes"], settings["eval_every"]) == (
+        20000,
+        32,
+        5,
+    )
+    yield "(`eval_every: 5`, `eval_seed: 20000`)"
+    assert run["idle"] is True and run["commit"] == "2d9b70a"
+    yield f"commit {run['commit']}, idle: load average {run['load_average_before']} at the start"
+    record, phrase = clock_ended_run(run, folder)
+    yield phrase
+    rss = [r["peak_rss_gb"] for r in training_steps(folder)]
+    assert rss[4] < rss[5] == max(rss[:10]) and record["peak_rss_gb"] == max(rss)
+    yield f"raised it from {rss[4]:.2f} GB to {rss[5]:.2f} GB"
+    last = summary_of(folder + "eval_last/results.json", "TextTicTacToePerfect-v0")
+    policy_rows({**run, "last": last}, page, folder + "result.json",
+                {"after GRPO": "after", "last step": "last"})  # fmt: skip
+    assert run["final_model_step"] == load(folder + "best.json")["step"] == 30
+    assert run["after_judged_on_other_seeds"] and run["after_above_all"]
+    bound = max(wilson_interval(run[k]["wins"], 256)[1] for k in ("before", "random", "warm_start"))
+    after, final = (wilson_interval(b["wins"], 256) for b in (run["after"], last))
+    assert after[0] > bound and final[0] > wilson_interval(run["random"]["wins"], 256)[1]
+    yield f"met the goal in {record['steps']} steps"
+    yield f"drew {run['after']['wins']}/256 held-out games against the perfect player"
+    yield f"lies above all three's ({after[0]:.3f} > {bound:.3f}): the goal is met"
+    held = held_out_by_step(folder)
+    assert max(held.values()) == held[30] and all(v < held[30] for k, v in held.items() if k != 30)
+    yield f"({round(held[30] * 32)}/32 on seeds 20000-20031"
+    replayed = training_steps(first)
+    again = training_steps(folder)[: len(replayed)]
+    varying = ("step_time", "time/generation_s", "time/env_s", "time/train_s", "wall_time_s",
+               "peak_rss_gb")  # fmt: skip
+    batch = lambda row: {k: v for k, v in row.items()  # noqa: E731 (the evals differ: every 5 steps)
+                         if k not in varying and not k.startswith("eval_")}  # fmt: skip
+    assert [batch(old) for old in replayed] == [batch(new) for new in again]
+    yield f"the {len(replayed)} steps"
+    games = [
+        text_of(f + "transcripts.jsonl") for f in (first + "eval_best/", folder + "eval_after/")
+    ]
+    assert [json.loads(x)["transcript"] for x in games[0].splitlines()] == [
+        json.loads(x)["transcript"] for x in games[1].splitlines()
+    ]
+    yield f"all {len(games[1].splitlines())} of"
+    yield f"The last step's model drew {last['wins']}/256 [{final[0]:.3f}, {final[1]:.3f}]"
+    yield f"{distinct_games(folder + 'eval_after/')} distinct games"
+    yield f"last step's {distinct_games(folder + 'eval_last/')}"
+    steps = training_steps(folder)
+    yield f"Step 1 took {steps[0]['step_time']:.1f} s"
+    yield f"the {len(steps)} steps averaged {mean(r['step_time'] for r in steps):.1f} s"
+    early, late = (mean(r["entropy"] for r in part) for part in (steps[:10], steps[-10:]))
+    yield f"fell from {early:.2f} over the first 10 steps to {late:.2f} over the last"
+    yield f"evals every {settings['eval_every']} steps on seeds 20000-20031"
+    yield f"greedy, every {settings['eval_every']} steps; the wins"
+    yield f"and evals every {settings['eval_every']} steps, above"
+    step_rows(page, folder, ((1, 10), (11, 20), (21, 30), (31, 40), (41, 44)))
+
+
+def summary_of(results: str, env: str) -> dict[str, Any]:
+    """An eval's summary of ``env`` with its wins and recomputed interval (as the learning
+    benchmark's ``result.json`` gives them), for an eval the benchmark did not run itself."""
+    block = dict(load(results)["envs"][env])
+    block["wins"] = round(block["success_rate"] * block["episodes"])
+    low, high = wilson_interval(block["wins"], block["episodes"])
+    block.update(success_ci_low=round(low, 4), success_ci_high=round(high, 4))
+    return block
+
+
+@checks(MULTITURN)
 def tictactoe_turn_credit(page: Page) -> Iterator[str]:
     """``--recipe tictactoe-perfect-turn`` (``learning_tictactoe_perfect_turn_amx/``): the
     command and resolved settings, steps, time and memory, the policy table with ``RUN/best``

@@ -65,13 +65,13 @@ def test_the_eval_line_reads_csv_rows_and_says_per_env(tmp_path: Path) -> None:
 def test_the_files_section_lists_what_the_folder_holds(tmp_path: Path) -> None:
     cfg = config(tmp_path)
     card = model_card(cfg, RECORD, ROWS)
-    assert "`best/`" not in card and "`warm_start/`" not in card and "`final/`" in card
+    assert "- `best/`" not in card and "- `warm_start/`" not in card and "- `final/`" in card
     for name in ("best", "warm_start"):
         (Path(cfg.output_dir) / name).mkdir(parents=True)
     (Path(cfg.output_dir) / "learning_curve.png").touch()
     card = model_card(cfg, RECORD, ROWS)
-    assert "`best/`" in card and "`warm_start/`" in card and "`learning_curve.png`" in card
-    assert "`last/`" not in card and "is the model of the best held-out eval" not in card
+    assert "- `best/`" in card and "- `warm_start/`" in card and "- `learning_curve.png`" in card
+    assert "- `last/`" not in card and "is the model of the best held-out eval" not in card
 
 
 def test_a_best_final_model_is_named_with_its_step_and_last_is_listed(tmp_path: Path) -> None:
