@@ -167,3 +167,15 @@ def test_overwrite_clears_best_and_last(tmp_path: Path) -> None:
     (run / "keep.txt").write_text("not the run's")
     clear_run(run)
     assert sorted(child.name for child in run.iterdir()) == ["keep.txt"]
+
+
+def test_a_final_model_other_than_last_or_best_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from trl_env.cli import main
+
+    assert main(["train", "TextLargestNumber-v0", "--final-model", "worst"]) == 2
+    assert (
+        "--final-model: invalid choice: 'worst' (choose from 'last', 'best')"
+        in capsys.readouterr().err
+    )

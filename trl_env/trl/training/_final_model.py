@@ -60,6 +60,7 @@ def final_model_field() -> Any:
             "(the last step's) or 'best' (the best held-out eval's, as transformers' "
             "load_best_model_at_end; the last step's is kept in last/). 'best' is chosen on the "
             "--eval-seed seeds, so judge it on others.",
+            "choices": FINAL_MODELS,
             "metavar": "last|best",
         },
     )
