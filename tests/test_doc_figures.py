@@ -2726,6 +2726,33 @@ def warm_start_table_rerun(page: Page) -> Iterator[str]:
 
 
 @checks(REAL_MODELS)
+def warm_start_sft_with_checkpointing(page: Page) -> Iterator[str]:
+    """The warm-start table's SFT rerun with ``trl-env sft``'s default, gradient checkpointing on
+    (``sft_warm_start_checkpointing_amx/``): its minutes and peak against the run with it off,
+    and the recorded loss."""
+    folder = RESULTS + "sft_warm_start_checkpointing_amx/"
+    record, log = load(folder + "run.json"), text_of(folder + "sft.log")
+    assert "--no-gradient-checkpointing" not in record["command"] and "--lora" in record["command"]
+    assert record["idle"] and not record["uncommitted"] and "amx_bf16" in record["cpu"]
+    recorded = re.search(r"loss ([\d.]+) -> ([\d.]+)", text_of(ENVS + "warmstart_sft.txt")).groups()
+    assert re.search(r"loss ([\d.]+) -> ([\d.]+) in", log).groups() == recorded
+    figures = []
+    for path in (
+        folder + "sft.log",
+        RESULTS + "real_model_envs_rerun_amx_2026-11-30/warmstart_after4_v3/sft.log",
+    ):
+        text = text_of(path)
+        peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)[1]) / 1e6 * 1.024
+        clock = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:]+)", text)[1]
+        parts = [int(p) for p in clock.split(":")[:-1]]
+        figures.append((parts[0] * 60 + parts[1] if len(parts) == 2 else parts[0], peak))
+    (new_min, new_peak), (old_min, old_peak) = figures
+    yield f"commit {record['commit']}, the same"
+    yield (f"took {new_min} minutes against {old_min} and peaked at {new_peak:.1f} GB of RSS against "
+           f"{old_peak:.1f}, with the same loss, {recorded[0]} → {recorded[1]}")  # fmt: skip
+
+
+@checks(REAL_MODELS)
 def default_run_peak(page: Page) -> Iterator[str]:
     """The default Hangman command's whole-run peak: ``learning_hangman_default_amx/run.json``."""
     record = load(RESULTS + "learning_hangman_default_amx/run.json")
