@@ -403,6 +403,11 @@ def main() -> None:
         "--rounds", type=int, default=1,
         help="run every setting this many times, in alternating order (see rounds_summary)",
     )  # fmt: skip
+    parser.add_argument(
+        "--bf16", action=argparse.BooleanOptionalAction, default=None,
+        help="bfloat16 autocast for --ablate (default: as trl-env train decides, where the CPU "
+        "has bf16 units); --no-bf16 measures the float32 run on a CPU that has them",
+    )  # fmt: skip
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     import torch
@@ -413,7 +418,7 @@ def main() -> None:
     from trl_env._machine import machine_record
     from trl_env.trl.models._bf16 import default_bf16  # the library's own test
 
-    bf16 = default_bf16()
+    bf16 = default_bf16() if args.bf16 is None else args.bf16
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     settings = ablation_settings(bf16, args.rounds) if args.ablate else dict(SETTINGS)

@@ -7,6 +7,13 @@ about 5x slower than float32) a float32 step of the same size took 5-6 minutes. 
 file and the last line of a run name the CPU (:func:`cpu_summary`), and defaults that depend on
 the machine (bf16) are read from it (:func:`cpu_has_bf16_units`), never from a recipe.
 
+A CPU's flags are not the whole story: ``ONEDNN_MAX_CPU_ISA`` (oneDNN's own switch, which torch's
+bf16 matmuls go through) can cap the instructions oneDNN uses below the CPU's. Capped under
+``AVX512_CORE_BF16``, oneDNN refuses bf16 and torch falls back to a reference loop: on an AMD
+EPYC with ``avx512_bf16`` (family 25 model 17), a 512x576 by 576x1536 bf16 matmul took 384 ms
+capped at ``AVX2`` against 2.1 ms uncapped (float32: 5.0 and 8.3 ms). So a cap below bf16 counts
+as "no bf16 units", and the summary line names it.
+
 Nothing here imports torch.
 
 Example:
@@ -17,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 from functools import cache
@@ -30,6 +38,7 @@ __all__ = [
     "cpu_model",
     "cpu_summary",
     "machine_record",
+    "onednn_isa_cap",
     "peak_rss_gb",
 ]
 
@@ -44,6 +53,12 @@ BF16_EMULATED_COST = (
 """What ``--bf16`` costs on a CPU without bf16 units (measured, see docs/real_models.md)."""
 
 
+ONEDNN_ISAS_WITHOUT_BF16 = frozenset(
+    {"SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI"}
+)
+"""``ONEDNN_MAX_CPU_ISA`` values under which oneDNN has no bf16 kernels (it then refuses bf16)."""
+
+
 @cache
 def _cpuinfo() -> str:
     try:
@@ -53,10 +68,16 @@ def _cpuinfo() -> str:
 
 
 def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``; the platform's processor string elsewhere)."""
+    """The CPU's model name, with its family and model numbers where ``/proc/cpuinfo`` has them
+    (a VM's name can be as bare as "AMD EPYC", which covers CPUs with and without bf16 units);
+    the platform's processor string elsewhere."""
+    fields: dict[str, str] = {}
     for line in _cpuinfo().splitlines():
-        if line.lower().startswith("model name"):
-            return line.split(":", 1)[1].strip()
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip().lower(), value.strip())
+    if name := fields.get("model name"):
+        family, model = fields.get("cpu family"), fields.get("model")
+        return f"{name} (family {family} model {model})" if family and model else name
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
@@ -68,13 +89,35 @@ def cpu_flags() -> frozenset[str]:
     return frozenset()
 
 
+def onednn_isa_cap() -> str | None:
+    """The instruction set oneDNN is capped at (``ONEDNN_MAX_CPU_ISA``, upper-cased), or ``None``.
+
+    ``DNNL_MAX_CPU_ISA``, the variable's older name, is read too; ``ALL`` or ``DEFAULT`` is no cap.
+
+    Example:
+        >>> import os
+        >>> os.environ["ONEDNN_MAX_CPU_ISA"] = "avx2"
+        >>> onednn_isa_cap()
+        'AVX2'
+        >>> del os.environ["ONEDNN_MAX_CPU_ISA"]
+    """
+    for name in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"):
+        value = os.environ.get(name, "").strip().upper()
+        if value:
+            return None if value in ("ALL", "DEFAULT") else value
+    return None
+
+
 def cpu_has_bf16_units() -> bool:
     """Whether the CPU runs bfloat16 matmuls in hardware (AMX or AVX-512 bf16).
 
-    On Apple silicon (no ``/proc/cpuinfo``) the answer is ``False``: bf16 autocast is not what
+    ``False`` also where ``ONEDNN_MAX_CPU_ISA`` caps oneDNN below its bf16 kernels (see the
+    module's docstring), and on Apple silicon (no ``/proc/cpuinfo``): bf16 autocast is not what
     makes a run there faster.
     """
     flags = cpu_flags()
+    if onednn_isa_cap() in ONEDNN_ISAS_WITHOUT_BF16:
+        return False
     return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
@@ -91,6 +134,9 @@ def cpu_summary(threads: int | None = None) -> str:
         parts = [cpu_model(), f"flags: {' '.join(have) or 'none of ' + ' '.join(SPEED_FLAGS)}"]
         if lacks:
             parts.append(f"no {'/'.join(lacks)}")
+        if cap := onednn_isa_cap():
+            bf16 = "no bf16 kernels" if cap in ONEDNN_ISAS_WITHOUT_BF16 else "bf16 as the CPU has"
+            parts.append(f"oneDNN capped at {cap} by ONEDNN_MAX_CPU_ISA ({bf16})")
     else:  # no /proc/cpuinfo (macOS, Windows): the flags are unknown, not absent
         parts = [cpu_model(), "flags unknown"]
     if threads is not None:
@@ -99,15 +145,19 @@ def cpu_summary(threads: int | None = None) -> str:
 
 
 def machine_record(threads: int | None = None) -> dict[str, object]:
-    """The machine as a results file records it: CPU model, speed flags, bf16 units, threads."""
+    """The machine as a results file records it: CPU model, speed flags, bf16 units, threads
+    (and ``onednn_max_cpu_isa`` where that cap is set)."""
     flags = cpu_flags()
-    return {
+    record: dict[str, object] = {
         "cpu": cpu_model(),
         "cpu_flags": [flag for flag in SPEED_FLAGS if flag in flags],
         "bf16_units": cpu_has_bf16_units(),
         "torch_threads": threads,
         "summary": cpu_summary(threads),
     }
+    if cap := onednn_isa_cap():  # only when set, so uncapped records stay as they were
+        record["onednn_max_cpu_isa"] = cap
+    return record
 
 
 def peak_rss_gb() -> float:

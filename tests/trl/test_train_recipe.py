@@ -318,6 +318,56 @@ def test_the_machine_record_names_the_cpu_and_its_speed_flags() -> None:
     assert str(record["cpu"]) in str(record["summary"]) and "3 torch threads" in cpu_summary(3)
 
 
+ZEN4_CPUINFO = (
+    "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+    "model name\t: AMD EPYC\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16\n\n"
+    "processor\t: 1\ncpu family\t: 99\nmodel\t\t: 98\nmodel name\t: other\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("cap", "bf16_units", "named"),
+    [
+        (None, True, None),
+        ("avx2", False, "oneDNN capped at AVX2 by ONEDNN_MAX_CPU_ISA (no bf16 kernels)"),
+        ("AVX512_CORE", False, "oneDNN capped at AVX512_CORE by ONEDNN_MAX_CPU_ISA (no bf16"),
+        ("AVX512_CORE_BF16", True, "capped at AVX512_CORE_BF16 by ONEDNN_MAX_CPU_ISA (bf16 as"),
+        ("all", True, None),
+    ],
+)
+def test_a_onednn_isa_cap_below_bf16_counts_as_no_bf16_units(
+    monkeypatch: pytest.MonkeyPatch, cap: str | None, bf16_units: bool, named: str | None
+) -> None:
+    """On an AMD EPYC with avx512_bf16, ``ONEDNN_MAX_CPU_ISA=AVX2`` made a bf16 matmul ~180x
+    slower (oneDNN refuses bf16, torch loops): the default must not pick bf16 there."""
+    import trl_env._machine as machine
+
+    monkeypatch.setattr(machine, "_cpuinfo", lambda: ZEN4_CPUINFO)
+    monkeypatch.delenv("DNNL_MAX_CPU_ISA", raising=False)
+    if cap is None:
+        monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    else:
+        monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", cap)
+    record = machine.machine_record(2)
+    assert machine.cpu_has_bf16_units() is bf16_units and record["bf16_units"] is bf16_units
+    assert record["cpu"] == "AMD EPYC (family 25 model 17)"  # the first CPU's numbers
+    summary = str(record["summary"])
+    assert summary.startswith("AMD EPYC (family 25 model 17), flags: avx512_bf16 avx512f avx2")
+    if named is None:
+        assert "capped" not in summary and "onednn_max_cpu_isa" not in record
+    else:
+        assert named in summary and record["onednn_max_cpu_isa"] == cap.upper()
+
+
+def test_the_older_dnnl_name_of_the_cap_is_read_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    import trl_env._machine as machine
+
+    monkeypatch.setattr(machine, "_cpuinfo", lambda: ZEN4_CPUINFO)
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    monkeypatch.setenv("DNNL_MAX_CPU_ISA", "AVX2")
+    assert machine.onednn_isa_cap() == "AVX2" and not machine.cpu_has_bf16_units()
+
+
 def test_a_run_on_a_gpu_names_it_beside_the_cpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
