@@ -437,11 +437,12 @@ def main() -> None:
         print(json.dumps(profile(args, model_dir, name, settings[name])))
         return
     load_before = os.getloadavg()[0]
+    commit = git_commit()  # now: a checkout that moves during a long run must not rename it
     started = time.perf_counter()
     results = run_settings(args, settings)
     print_table(args, results)
     facts = {
-        "env": args.env, "cpu": machine_record(threads), "commit": git_commit(),
+        "env": args.env, "cpu": machine_record(threads), "commit": commit,
         "command": shlex.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
         "idle": load_before < 0.5, "load_average_before": round(load_before, 2),
         "wall_s": round(time.perf_counter() - started, 1),

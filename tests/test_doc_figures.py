@@ -2799,6 +2799,45 @@ def fast_path_ablation(page: Page) -> Iterator[str]:
     yield f"({episodes} episodes per step, up to {turns} turns) with trl-env's trainer"
 
 
+@checks(REAL_MODELS)
+def fast_path_ablation_zen4(page: Page) -> Iterator[str]:
+    """The ablation on a CPU with bf16 units but no AMX (AMD EPYC, Zen 4):
+    ``grpo_step_ablation_amd_epyc_zen4.txt``, and its float32 step beside it."""
+    path = RESULTS + "grpo_step_ablation_amd_epyc_zen4.txt"
+    run, ons = ablation_rows(path, page)
+    settings, ablation = run["settings"], run["ablation"]
+    record = run["cpu"]
+    assert record["bf16_units"] is True and run["idle_layers"] == ["merged_lora"]
+    assert "amx_bf16" not in record["cpu_flags"] and "avx512_bf16" in record["cpu_flags"]
+    assert record["cpu"] == "AMD EPYC (family 25 model 17)" and run["idle"] is True
+    on, off = run["after_s"], run["before_s"]
+    yield f"Every layer on made the step {off / on:.2f}x faster than none"
+    assert all(row["gain_s"] > 0 for row in ablation.values())  # "no layer made it slower"
+
+    def on_runs(key: str, digits: int = 1) -> str:
+        low, high = sorted(settings[n][key] for n in ("fast-paths on", "fast-paths on (again)"))
+        return f"{low:.{digits}f}-{high:.{digits}f}"
+
+    without = settings["without frozen_bf16"]
+    yield f"(generation {without['generation_s']:.1f} s without it, against {on_runs('generation_s')} s with every layer on)"
+    without = settings["without model_token_scoring"]
+    yield f"(training {without['training_s']:.1f} s without it, against {on_runs('training_s')} s, and a peak of {without['peak_memory_gb']:.1f} GB, against {on_runs('peak_memory_gb')} GB)"
+    yield f"took {settings['fast-paths on']['median_step_s']:.1f} s and {settings['fast-paths on (again)']['median_step_s']:.1f} s"
+    small = [row["gain_s"] for layer, row in ablation.items()
+             if layer not in ("frozen_bf16", "model_token_scoring")]  # fmt: skip
+    assert len(small) == 6 and all(row["verdict"] == "inside the noise" for layer, row in ablation.items()
+                                   if layer not in ("frozen_bf16", "model_token_scoring"))  # fmt: skip
+    yield f"gains ({signed(min(small), ' s')} to {signed(max(small), ' s')}, all positive) fall inside that {run['noise_s']:.1f} s"
+    fp32 = json.loads(
+        text_of(RESULTS + "grpo_step_float32_amd_epyc_zen4.txt").strip().splitlines()[-1]
+    )
+    assert fp32["cpu"]["cpu"] == record["cpu"] and fp32["idle"] is True
+    assert fp32["settings"]["fast-paths on"]["bf16"] is False and settings["fast-paths on"]["bf16"]
+    yield f"idle) took {fp32['after_s']:.1f} s"
+    yield f"bf16 made it {fp32['after_s'] / on:.2f}x faster, the"
+    yield f"[a step {fp32['after_s'] / on:.2f}x faster than float32 there]"
+
+
 def turn_shape(shape: dict[str, int]) -> str:
     """``generation_fast_paths.py``'s turn shape in words."""
     return f"{shape['rows']} rows, {shape['turns']} turns of {shape['tokens']} tokens"
@@ -3089,6 +3128,21 @@ def learning_in_minutes(page: Page) -> Iterator[str | list[str]]:
 
 
 # docs/cli.md --------------------------------------------------------------------------------
+
+
+@checks(CLI)
+def bf16_under_a_onednn_cap(page: Page) -> Iterator[str]:
+    """A bf16 matmul under ``ONEDNN_MAX_CPU_ISA=AVX2`` against uncapped, on a CPU with
+    ``avx512_bf16``: ``bf16_matmul_amd_epyc_zen4.txt``; the library's decision under each cap."""
+    run = json.loads(text_of(RESULTS + "bf16_matmul_amd_epyc_zen4.txt").strip().splitlines()[-1])
+    assert "avx512_bf16" in run["cpu"]["cpu_flags"]
+    uncapped, capped = run["caps"]["none"], run["caps"]["AVX2"]
+    assert uncapped["bf16_units"] is True and capped["bf16_units"] is False
+    ratio = (
+        capped["shapes"]["mlp_512_tokens"]["bf16_ms"]
+        / uncapped["shapes"]["mlp_512_tokens"]["bf16_ms"]
+    )
+    yield f"a bf16 matmul took {ratio:.0f}x longer capped at `AVX2`"
 
 
 @checks(CLI)

@@ -10,9 +10,10 @@ the machine (bf16) are read from it (:func:`cpu_has_bf16_units`), never from a r
 A CPU's flags are not the whole story: ``ONEDNN_MAX_CPU_ISA`` (oneDNN's own switch, which torch's
 bf16 matmuls go through) can cap the instructions oneDNN uses below the CPU's. Capped under
 ``AVX512_CORE_BF16``, oneDNN refuses bf16 and torch falls back to a reference loop: on an AMD
-EPYC with ``avx512_bf16`` (family 25 model 17), a 512x576 by 576x1536 bf16 matmul took 384 ms
-capped at ``AVX2`` against 2.1 ms uncapped (float32: 5.0 and 8.3 ms). So a cap below bf16 counts
-as "no bf16 units", and the summary line names it.
+EPYC with ``avx512_bf16`` (family 25 model 17), a 512x576 by 576x1536 bf16 matmul took 382 ms
+capped at ``AVX2`` against 2.1 ms uncapped (float32: 4.8 ms either way;
+``benchmarks/bf16_matmul.py``). So a cap below bf16 counts as "no bf16 units", and the summary
+line names it.
 
 Nothing here imports torch.
 

@@ -338,7 +338,7 @@ ZEN4_CPUINFO = (
 def test_a_onednn_isa_cap_below_bf16_counts_as_no_bf16_units(
     monkeypatch: pytest.MonkeyPatch, cap: str | None, bf16_units: bool, named: str | None
 ) -> None:
-    """On an AMD EPYC with avx512_bf16, ``ONEDNN_MAX_CPU_ISA=AVX2`` made a bf16 matmul ~180x
+    """On an AMD EPYC with avx512_bf16, ``ONEDNN_MAX_CPU_ISA=AVX2`` made a bf16 matmul 179x
     slower (oneDNN refuses bf16, torch loops): the default must not pick bf16 there."""
     import trl_env._machine as machine
 
