@@ -2,9 +2,10 @@
 capped by ``ONEDNN_MAX_CPU_ISA``, beside what the library decides there
 (:func:`trl_env._machine.cpu_has_bf16_units`, the default of ``--bf16``).
 
-torch runs a CPU bf16 matmul through oneDNN, whose kernels need ``avx512_bf16`` or AMX; capped
-below them (``ONEDNN_MAX_CPU_ISA=AVX2``, or on a CPU that lacks them), oneDNN refuses bf16 and
-torch falls back to a slow loop. The library counts such a cap as "no bf16 units", so its default
+torch runs a CPU bf16 matmul through oneDNN, which does it in hardware with ``avx512_bf16`` or
+AMX. Capped below them, oneDNN emulates bf16 (``ONEDNN_MAX_CPU_ISA=AVX512_CORE``), or, under
+AVX-512, torch does not hand bf16 to oneDNN at all and falls back to a loop
+(``ONEDNN_MAX_CPU_ISA=AVX2``). The library counts such a cap as "no bf16 units", so its default
 stays float32 there; this benchmark shows both sides of that rule on the CPU at hand.
 
 The shape is SmolLM2-135M's MLP up-projection for 512 tokens (512 x 576 by 576 x 1536), and its

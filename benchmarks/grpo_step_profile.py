@@ -424,7 +424,7 @@ def main() -> None:
     settings = ablation_settings(bf16, args.rounds) if args.ablate else dict(SETTINGS)
     if not bf16 and not args.ablate:
         print(
-            "this CPU has no amx_bf16/avx512_bf16: bf16 would be emulated, skipping the bf16 settings"
+            "bf16 is off for this run (no bf16 units here, or --no-bf16): skipping the bf16 settings"
         )
         settings = {n: s for n, s in settings.items() if not s["bf16"]}
     unknown = [n for n in args.settings or [] if n not in settings]

@@ -9,11 +9,12 @@ the machine (bf16) are read from it (:func:`cpu_has_bf16_units`), never from a r
 
 A CPU's flags are not the whole story: ``ONEDNN_MAX_CPU_ISA`` (oneDNN's own switch, which torch's
 bf16 matmuls go through) can cap the instructions oneDNN uses below the CPU's. Capped under
-``AVX512_CORE_BF16``, oneDNN refuses bf16 and torch falls back to a reference loop: on an AMD
-EPYC with ``avx512_bf16`` (family 25 model 17), a 512x576 by 576x1536 bf16 matmul took 382 ms
-capped at ``AVX2`` against 2.1 ms uncapped (float32: 4.8 ms either way;
-``benchmarks/bf16_matmul.py``). So a cap below bf16 counts as "no bf16 units", and the summary
-line names it.
+``AVX512_CORE_BF16``, bf16 is no longer done in hardware: at ``AVX512_CORE`` oneDNN emulates it,
+and under that torch does not hand bf16 to oneDNN at all and falls back to a reference loop. On
+an AMD EPYC with ``avx512_bf16`` (family 25 model 17), a 512x576 by 576x1536 bf16 matmul took
+2.1 ms uncapped, 12.0 ms capped at ``AVX512_CORE`` and 382 ms capped at ``AVX2`` (float32: about
+5 ms each time; ``benchmarks/bf16_matmul.py``). So a cap below bf16 counts as "no bf16 units",
+and the summary line names it.
 
 Nothing here imports torch.
 
@@ -33,7 +34,10 @@ from pathlib import Path
 
 __all__ = [
     "BF16_EMULATED_COST",
+    "ONEDNN_ISAS_EMULATING_BF16",
+    "ONEDNN_ISAS_WITHOUT_BF16",
     "SPEED_FLAGS",
+    "bf16_emulated_cost",
     "cpu_flags",
     "cpu_has_bf16_units",
     "cpu_model",
@@ -55,9 +59,14 @@ BF16_EMULATED_COST = (
 
 
 ONEDNN_ISAS_WITHOUT_BF16 = frozenset(
-    {"SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI"}
+    {"SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI"}
 )
-"""``ONEDNN_MAX_CPU_ISA`` values under which oneDNN has no bf16 kernels (it then refuses bf16)."""
+"""``ONEDNN_MAX_CPU_ISA`` values under which a CPU with ``avx512_bf16`` or AMX does bf16 matmuls
+without its bf16 units (``AVX2_VNNI_2``'s bf16 needs ``avx_ne_convert``, which those CPUs lack)."""
+
+ONEDNN_ISAS_EMULATING_BF16 = frozenset({"AVX512_CORE", "AVX512_CORE_VNNI"})
+"""The caps of :data:`ONEDNN_ISAS_WITHOUT_BF16` where oneDNN still takes bf16, emulated; under
+the others torch loops."""
 
 
 @cache
@@ -93,14 +102,8 @@ def cpu_flags() -> frozenset[str]:
 def onednn_isa_cap() -> str | None:
     """The instruction set oneDNN is capped at (``ONEDNN_MAX_CPU_ISA``, upper-cased), or ``None``.
 
-    ``DNNL_MAX_CPU_ISA``, the variable's older name, is read too; ``ALL`` or ``DEFAULT`` is no cap.
-
-    Example:
-        >>> import os
-        >>> os.environ["ONEDNN_MAX_CPU_ISA"] = "avx2"
-        >>> onednn_isa_cap()
-        'AVX2'
-        >>> del os.environ["ONEDNN_MAX_CPU_ISA"]
+    ``DNNL_MAX_CPU_ISA``, the variable's older name, is read when the new one is not set;
+    ``ALL`` or ``DEFAULT`` is no cap. ``ONEDNN_MAX_CPU_ISA=avx2`` gives ``"AVX2"``.
     """
     for name in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"):
         value = os.environ.get(name, "").strip().upper()
@@ -122,6 +125,27 @@ def cpu_has_bf16_units() -> bool:
     return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
+def _capped_bf16(cap: str) -> str:
+    """What bf16 matmuls become under a oneDNN cap, in words."""
+    if cap in ONEDNN_ISAS_EMULATING_BF16:
+        return "bf16 emulated"
+    return "bf16 in a loop, no oneDNN" if cap in ONEDNN_ISAS_WITHOUT_BF16 else "bf16 as the CPU has"
+
+
+def bf16_emulated_cost() -> str:
+    """What ``--bf16`` costs here, on a CPU where :func:`cpu_has_bf16_units` is ``False``: the
+    measured cost of the cap that disabled the units, or :data:`BF16_EMULATED_COST`."""
+    cap = onednn_isa_cap()
+    if cap in ONEDNN_ISAS_WITHOUT_BF16 and {"amx_bf16", "avx512_bf16"} & cpu_flags():
+        return (
+            f"ONEDNN_MAX_CPU_ISA={cap} keeps oneDNN from this CPU's bfloat16 units, so bfloat16 is "
+            f"emulated ({_capped_bf16(cap)}): on an AMD EPYC with avx512_bf16, a bf16 matmul of "
+            "SmolLM2's MLP shape took 2.3x float32's time capped at AVX512_CORE and 80x capped at "
+            "AVX2 (benchmarks/bf16_matmul.py)"
+        )
+    return BF16_EMULATED_COST
+
+
 def cpu_summary(threads: int | None = None) -> str:
     """One line that names the CPU, the flags of :data:`SPEED_FLAGS` it has, and the threads.
 
@@ -136,8 +160,7 @@ def cpu_summary(threads: int | None = None) -> str:
         if lacks:
             parts.append(f"no {'/'.join(lacks)}")
         if cap := onednn_isa_cap():
-            bf16 = "no bf16 kernels" if cap in ONEDNN_ISAS_WITHOUT_BF16 else "bf16 as the CPU has"
-            parts.append(f"oneDNN capped at {cap} by ONEDNN_MAX_CPU_ISA ({bf16})")
+            parts.append(f"oneDNN capped at {cap} by ONEDNN_MAX_CPU_ISA ({_capped_bf16(cap)})")
     else:  # no /proc/cpuinfo (macOS, Windows): the flags are unknown, not absent
         parts = [cpu_model(), "flags unknown"]
     if threads is not None:

@@ -329,17 +329,23 @@ ZEN4_CPUINFO = (
     ("cap", "bf16_units", "named"),
     [
         (None, True, None),
-        ("avx2", False, "oneDNN capped at AVX2 by ONEDNN_MAX_CPU_ISA (no bf16 kernels)"),
-        ("AVX512_CORE", False, "oneDNN capped at AVX512_CORE by ONEDNN_MAX_CPU_ISA (no bf16"),
+        ("avx2", False, "oneDNN capped at AVX2 by ONEDNN_MAX_CPU_ISA (bf16 in a loop, no oneDNN)"),
+        ("AVX2_VNNI_2", False, "capped at AVX2_VNNI_2 by ONEDNN_MAX_CPU_ISA (bf16 in a loop"),
+        (
+            "AVX512_CORE",
+            False,
+            "oneDNN capped at AVX512_CORE by ONEDNN_MAX_CPU_ISA (bf16 emulated)",
+        ),
         ("AVX512_CORE_BF16", True, "capped at AVX512_CORE_BF16 by ONEDNN_MAX_CPU_ISA (bf16 as"),
         ("all", True, None),
+        ("default", True, None),
     ],
 )
 def test_a_onednn_isa_cap_below_bf16_counts_as_no_bf16_units(
     monkeypatch: pytest.MonkeyPatch, cap: str | None, bf16_units: bool, named: str | None
 ) -> None:
     """On an AMD EPYC with avx512_bf16, ``ONEDNN_MAX_CPU_ISA=AVX2`` made a bf16 matmul 179x
-    slower (oneDNN refuses bf16, torch loops): the default must not pick bf16 there."""
+    slower (torch loops instead of oneDNN): the default must not pick bf16 there."""
     import trl_env._machine as machine
 
     monkeypatch.setattr(machine, "_cpuinfo", lambda: ZEN4_CPUINFO)
@@ -366,6 +372,23 @@ def test_the_older_dnnl_name_of_the_cap_is_read_too(monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
     monkeypatch.setenv("DNNL_MAX_CPU_ISA", "AVX2")
     assert machine.onednn_isa_cap() == "AVX2" and not machine.cpu_has_bf16_units()
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "ALL")  # the new name wins where both are set
+    assert machine.onednn_isa_cap() is None and machine.cpu_has_bf16_units()
+
+
+def test_bf16_under_a_cap_warns_with_the_caps_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CPU with bf16 units whose oneDNN is capped: the warning names the cap and its measured
+    cost, not "this CPU has no bfloat16 units"."""
+    import trl_env._machine as machine
+    from trl_env.trl.training import _run
+
+    monkeypatch.setattr(machine, "_cpuinfo", lambda: ZEN4_CPUINFO)
+    monkeypatch.delenv("DNNL_MAX_CPU_ISA", raising=False)
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    with pytest.warns(UserWarning, match=r"ONEDNN_MAX_CPU_ISA=AVX2 keeps oneDNN .* 80x capped"):
+        _run._warn_if_bf16_is_emulated(TrainConfig([ENV], bf16=True))
+    monkeypatch.setattr(machine, "_cpuinfo", lambda: ZEN4_CPUINFO.replace(" avx512_bf16", ""))
+    assert machine.bf16_emulated_cost() == machine.BF16_EMULATED_COST  # no units to keep from
 
 
 def test_a_run_on_a_gpu_names_it_beside_the_cpu(

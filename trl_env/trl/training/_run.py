@@ -269,11 +269,11 @@ def _warn_if_bf16_is_emulated(cfg: TrainConfig) -> None:
     """``--bf16`` asked for on a CPU that emulates it: say what it costs (the run goes on)."""
     import torch
 
-    from trl_env._machine import BF16_EMULATED_COST, cpu_has_bf16_units
+    from trl_env._machine import bf16_emulated_cost, cpu_has_bf16_units
 
     if cfg.bf16 and not torch.cuda.is_available() and not cpu_has_bf16_units():
         warnings.warn(
-            f"--bf16 on this CPU: {BF16_EMULATED_COST}. Leave --bf16 out (the default decides "
+            f"--bf16 on this CPU: {bf16_emulated_cost()}. Leave --bf16 out (the default decides "
             "from the CPU) or pass --no-bf16",
             UserWarning,
             stacklevel=3,
