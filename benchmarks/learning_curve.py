@@ -233,16 +233,6 @@ def _report(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k not in ("rewards", "evals")}
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -294,7 +284,7 @@ def write_results(
     note: str | None = None,
 ) -> None:
     """The results file: the machine, the command, every seed's figures and their summary."""
-    from trl_env._machine import machine_record
+    from trl_env._machine import cpu_model, machine_record
 
     versions = _versions()
     results = {
@@ -307,7 +297,7 @@ def write_results(
         "summary": summarize(records),
         "per_seed": records,
         "machine": {
-            "cpu_model": _cpu_model(),
+            "cpu_model": cpu_model(),
             # The flags that decide the arithmetic (bf16 units or emulation), as every results
             # file of a train command records them.
             **{k: v for k, v in machine_record().items() if k in ("cpu_flags", "bf16_units")},
