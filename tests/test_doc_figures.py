@@ -2839,6 +2839,31 @@ def fast_path_ablation_zen4(page: Page) -> Iterator[str]:
     yield f"[a step {fp32['after_s'] / on:.2f}x faster than float32 there]"
 
 
+@checks(REAL_MODELS)
+def fast_path_ablation_avx2_cap(page: Page) -> Iterator[str]:
+    """The ablation on the Zen 4 with torch, oneDNN and MKL capped at AVX2:
+    ``grpo_step_ablation_amd_epyc_zen4_avx2_cap.txt``."""
+    path = RESULTS + "grpo_step_ablation_amd_epyc_zen4_avx2_cap.txt"
+    run, ons = ablation_rows(path, page)
+    settings = run["settings"]
+    assert run["cpu"]["onednn_max_cpu_isa"] == "AVX2" and run["cpu"]["bf16_units"] is False
+    assert run["idle_layers"] == ["frozen_bf16", "onednn_prepack", "lora_addmm"]
+    assert (
+        "ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2"
+        in text_of(path)
+    )
+    on, off = run["after_s"], run["before_s"]
+    assert max(ons) < off  # "both runs with every layer on were faster than the run with none"
+    yield f"took {ons[0]:.1f} s and {ons[1]:.1f} s a step"
+    yield f"a noise of {run['noise_s']:.1f} s"
+    yield f"their mean made the step {off / on:.2f}x faster than none"
+    low, high = sorted(
+        settings[n]["peak_memory_gb"] for n in ("fast-paths on", "fast-paths on (again)")
+    )
+    without = settings["without model_token_scoring"]["peak_memory_gb"]
+    yield f"the peak was {without:.1f} GB without it, {low:.1f}-{high:.1f} GB with"
+
+
 def turn_shape(shape: dict[str, int]) -> str:
     """``generation_fast_paths.py``'s turn shape in words."""
     return f"{shape['rows']} rows, {shape['turns']} turns of {shape['tokens']} tokens"
