@@ -6,7 +6,9 @@ adapters (r 16 on all linear layers, as ``--lora`` makes them, nudged off zero a
 steps) in the run's own dtype on this CPU (bfloat16 autocast where the CPU has bf16 units, float32
 elsewhere), for one turn shape: ``--rows`` growing conversations from a ``--prompt``-token
 prompt, ``--turns`` turns of at most ``--tokens`` sampled tokens, each followed by ``--env-tokens``
-"env" tokens. The settings run in turn, ``--rounds`` times over, so slow drift of the machine
+"env" tokens; with ``--group-size G`` the rows start in groups of G from the same prompt, as
+a GRPO group's episodes do (``shared_prefill`` then has work; by default every row has its own
+prompt). The settings run in turn, ``--rounds`` times over, so slow drift of the machine
 hits them alike; each setting's median, its spread, and the gain of each setting against the
 first are printed. The spread of the first setting across rounds is the run-to-run noise.
 
@@ -42,29 +44,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _real_model import DEFAULT_GGUF, git_commit, resolve_model  # noqa: E402
 
 
-def time_turns(generator, args: argparse.Namespace) -> float:
+def time_turns(generator, args: argparse.Namespace) -> tuple[float, int]:
     """Seconds for ``args.turns`` generate calls over ``args.rows`` growing conversations (the
-    same random prompt and env tokens for every setting)."""
+    same random prompts and env tokens for every setting), and the tokens sampled in them (equal
+    work across settings unless a reply ends early)."""
     import torch
 
     torch.manual_seed(args.seed)
-    inputs = [torch.randint(100, 40000, (args.prompt,)).tolist() for _ in range(args.rows)]
+    prompts = [torch.randint(100, 40000, (args.prompt,)).tolist() for _ in range(args.rows)]
+    inputs = [list(prompts[row - row % args.group_size]) for row in range(args.rows)]
     env_tokens = [
         [torch.randint(100, 40000, (args.env_tokens,)).tolist() for _ in range(args.rows)]
         for _ in range(args.turns)
     ]
     generator.generate(inputs, args.tokens)  # one-off costs (allocator, kernels) out of timing
     generator.clear_cache()
-    started = time.perf_counter()
+    started, sampled = time.perf_counter(), 0
     for turn in range(args.turns):
         replies, _ = generator.generate(inputs, args.tokens)
+        sampled += sum(map(len, replies))
         inputs = [
             ids + reply + env
             for ids, reply, env in zip(inputs, replies, env_tokens[turn], strict=True)
         ]
     seconds = time.perf_counter() - started
     generator.clear_cache()
-    return seconds
+    return seconds, sampled
 
 
 def add_turn_shape_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +79,10 @@ def add_turn_shape_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokens", type=int, default=8, help="sampled tokens per turn")
     parser.add_argument("--prompt", type=int, default=300, help="prompt tokens")
     parser.add_argument("--env-tokens", type=int, default=40, help="tokens after each reply")
+    parser.add_argument(
+        "--group-size", type=int, default=1,
+        help="rows that start from the same prompt, as a GRPO group's (default: each its own)",
+    )  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
 
@@ -124,6 +133,8 @@ def main() -> None:
     )
     add_turn_shape_arguments(parser)
     args = parser.parse_args()
+    if args.group_size < 1:
+        parser.error("--group-size must be at least 1")
 
     from transformers import GenerationConfig
 
@@ -136,18 +147,22 @@ def main() -> None:
         do_sample=True, temperature=1.0, top_k=0, top_p=1.0, pad_token_id=0, eos_token_id=[2]
     )
 
+    shared = f"s shared in groups of {args.group_size}" if args.group_size > 1 else ""
     print(f"# {cpu_summary(threads)}; {'bf16 autocast' if bf16 else 'float32'}; "
           f"{args.rows} rows, {args.turns} turns of {args.tokens} tokens, {args.prompt}-token "
-          f"prompt, {args.env_tokens} env tokens a turn; {args.rounds} rounds", flush=True)  # fmt: skip
+          f"prompt{shared}, "
+          f"{args.env_tokens} env tokens a turn; {args.rounds} rounds", flush=True)  # fmt: skip
     times: dict[str, list[float]] = {setting: [] for setting in args.settings}
+    tokens: dict[str, list[int]] = {setting: [] for setting in args.settings}
     for round_ in range(args.rounds):
         for setting in args.settings:
             generator = TransformersGenerator(
                 model, pad_token_id=0, eos_token_ids=[2], generation_config=config,
                 autocast=autocast, fast_paths=setting,
             )  # fmt: skip
-            seconds = time_turns(generator, args)
+            seconds, sampled = time_turns(generator, args)
             times[setting].append(seconds)
+            tokens[setting].append(sampled)
             print(f"round {round_ + 1}  {setting:40s} {seconds:7.2f} s", flush=True)
     first = args.settings[0]
     medians = {setting: statistics.median(values) for setting, values in times.items()}
@@ -164,8 +179,10 @@ def main() -> None:
         "after_s": round(medians[first], 2),
         "ratio": round(before / medians[first], 2) if before is not None else None,
         "medians_s": {k: round(v, 2) for k, v in medians.items()},
-        "noise_s": round(noise, 2),
-        "shape": {k: getattr(args, k) for k in ("rows", "turns", "tokens", "prompt", "env_tokens")},
+        "noise_s": round(noise, 2), "times_s": {k: [round(t, 2) for t in v] for k, v in times.items()},
+        "sampled_tokens": tokens,
+        "shape": {k: getattr(args, k) for k in ("rows", "turns", "tokens", "prompt", "env_tokens",
+                                                 "group_size")},
         "cpu": machine_record(threads), "bf16": bf16, "commit": git_commit(),
         "command": " ".join(["python", *sys.argv]), "idle": load_before < 0.5,
         "load_average_before": round(load_before, 2),

@@ -182,7 +182,7 @@ def main() -> None:
         sys.exit("static-compile: transformers did not compile the decode step; nothing to measure")
     for round_ in range(args.rounds):
         for setting in args.settings:
-            seconds = time_turns(generators[setting], args)
+            seconds, _ = time_turns(generators[setting], args)
             times[setting].append(seconds)
             print(f"round {round_ + 1}  {setting:16s} {seconds:8.2f} s", flush=True)
     first = args.settings[0]
@@ -198,7 +198,8 @@ def main() -> None:
         "first_round_s": {k: round(v[0], 2) for k, v in times.items()},
         "later_rounds_median_s": {k: round(v, 2) for k, v in later.items()},
         "ratio_to_first_setting": {k: round(v / later[first], 2) for k, v in later.items()},
-        "shape": {k: getattr(args, k) for k in ("rows", "turns", "tokens", "prompt", "env_tokens")},
+        "shape": {k: getattr(args, k) for k in ("rows", "turns", "tokens", "prompt", "env_tokens",
+                                                 "group_size")},
         "cpu": machine_record(threads), "bf16": bf16, "commit": git_commit(),
         "torch": torch.__version__, "transformers": __import__("transformers").__version__,
         "command": " ".join(["python", *sys.argv]), "idle": load_before < 0.5,
