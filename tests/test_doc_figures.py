@@ -2525,6 +2525,33 @@ def ablation_rows(path: str, page: Page) -> tuple[dict[str, Any], list[float]]:
     return run, ons
 
 
+def rounds_rows(path: str, page: Page) -> tuple[dict[str, Any], dict[str, str]]:
+    """Checks the page's table after ``path`` against an ``--ablate --rounds`` JSON (the file's
+    last line): each round's median step, the layer's gain in each round, their median and the
+    verdict recomputed by the rounds rule (earns its place: a gain in every round; slower with
+    it: a loss in every round); returns the run and each layer's verdict."""
+    from statistics import median
+
+    run = json.loads(text_of(path).strip().splitlines()[-1])
+    settings = run["settings"]
+    on = [r["median_step_s"] for r in settings["fast-paths on"]]
+    steps = lambda name: " / ".join(f"{r['median_step_s']:.1f}" for r in settings[name])  # noqa: E731
+    rows, verdicts = [["every layer on", steps("fast-paths on") + " s", "", "", ""]], {}
+    for layer, row in run["ablation"].items():
+        name = f"without {layer}"
+        gains = [r["median_step_s"] - o for r, o in zip(settings[name], on, strict=True)]
+        assert [round(g, 2) for g in gains] == row["gains_s"]
+        verdict = "earns its place" if min(gains) > 0 else "inside the noise"
+        verdicts[layer] = "slower with it" if max(gains) < 0 else verdict
+        assert verdicts[layer] == row["verdict"]
+        rows.append([f"without `{layer}`", steps(name) + " s",
+                     " / ".join(signed(g, "") for g in gains) + " s",
+                     signed(median(gains), " s"), verdicts[layer]])  # fmt: skip
+    _, table = page.table(path)
+    assert table == rows
+    return run, verdicts
+
+
 @checks(REAL_MODELS)
 def fast_path_ablation_amx(page: Page) -> Iterator[str]:
     """The same ablation on a CPU with bf16 units: ``grpo_step_ablation_amx.txt``."""
@@ -2558,25 +2585,10 @@ def fast_path_ablation_amx_rounds(page: Page) -> Iterator[str]:
     gains and verdicts recomputed by the rounds rule, the prose from the settings' records."""
     from statistics import median
 
-    path = RESULTS + "grpo_step_ablation_amx_rounds.txt"
-    run = json.loads(text_of(path).strip().splitlines()[-1])
+    run, _ = rounds_rows(RESULTS + "grpo_step_ablation_amx_rounds.txt", page)
     assert run["cpu"]["bf16_units"] is True and run["rounds"] == 3
     settings = run["settings"]
     on = [r["median_step_s"] for r in settings["fast-paths on"]]
-    steps = lambda name: " / ".join(f"{r['median_step_s']:.1f}" for r in settings[name])  # noqa: E731
-    rows = [["every layer on", steps("fast-paths on") + " s", "", "", ""]]
-    for layer, row in run["ablation"].items():
-        name = f"without {layer}"
-        gains = [r["median_step_s"] - o for r, o in zip(settings[name], on, strict=True)]
-        assert [round(g, 2) for g in gains] == row["gains_s"]
-        verdict = "earns its place" if min(gains) > 0 else "inside the noise"
-        verdict = "slower with it" if max(gains) < 0 else verdict
-        assert verdict == row["verdict"]
-        rows.append([f"without `{layer}`", steps(name) + " s",
-                     " / ".join(signed(g, "") for g in gains) + " s",
-                     signed(median(gains), " s"), verdict])  # fmt: skip
-    _, table = page.table(path)
-    assert table == rows
     yield f"every layer on, {median(on):.1f} s per step (the median of the three rounds' medians), against the 24 s goal"
     assert median(on) <= 24.0
     first = settings["fast-paths on"][0]["step_times_s"]
@@ -2627,26 +2639,11 @@ def fast_path_ablation_amx_idle_rerun(page: Page) -> Iterator[str]:
     verdicts recomputed by the rounds rule, the prose from the settings' records."""
     from statistics import median
 
-    path = RESULTS + "grpo_step_ablation_amx_rounds_idle.txt"
-    run = json.loads(text_of(path).strip().splitlines()[-1])
+    run, verdicts = rounds_rows(RESULTS + "grpo_step_ablation_amx_rounds_idle.txt", page)
     assert run["cpu"]["bf16_units"] is True and run["rounds"] == 3 and run["commit"] == "75093b5"
     yield f"the load average was {run['load_average_before']:.2f} at the start"
     settings = run["settings"]
     on = [r["median_step_s"] for r in settings["fast-paths on"]]
-    steps = lambda name: " / ".join(f"{r['median_step_s']:.1f}" for r in settings[name])  # noqa: E731
-    rows = [["every layer on", steps("fast-paths on") + " s", "", "", ""]]
-    verdicts = {}
-    for layer in run["ablation"]:
-        name = f"without {layer}"
-        gains = [r["median_step_s"] - o for r, o in zip(settings[name], on, strict=True)]
-        verdict = "earns its place" if min(gains) > 0 else "inside the noise"
-        verdicts[layer] = "slower with it" if max(gains) < 0 else verdict
-        assert verdicts[layer] == run["ablation"][layer]["verdict"]
-        rows.append([f"without `{layer}`", steps(name) + " s",
-                     " / ".join(signed(g, "") for g in gains) + " s",
-                     signed(median(gains), " s"), verdicts[layer]])  # fmt: skip
-    _, table = page.table(path)
-    assert table == rows
     assert verdicts == {
         "onednn_prepack": "earns its place",
         "reserved_kv_cache": "earns its place",
@@ -2837,6 +2834,161 @@ def fast_path_ablation_zen4(page: Page) -> Iterator[str]:
     yield f"idle) took {fp32['after_s']:.1f} s"
     yield f"bf16 made it {fp32['after_s'] / on:.2f}x faster, the"
     yield f"[a step {fp32['after_s'] / on:.2f}x faster than float32 there]"
+
+
+@checks(REAL_MODELS)
+def fast_path_ablation_zen4_rounds(page: Page) -> Iterator[str]:
+    """The six small layers in 3 rounds on the Zen 4: ``grpo_step_ablation_amd_epyc_zen4_rounds.txt``;
+    the table rebuilt by the rounds rule, the prose from the settings' records and the warm-up
+    steps the file prints."""
+    from statistics import median
+
+    path = RESULTS + "grpo_step_ablation_amd_epyc_zen4_rounds.txt"
+    run, verdicts = rounds_rows(path, page)
+    record, settings = run["cpu"], run["settings"]
+    assert record["cpu"] == "AMD EPYC (family 25 model 17)" and record["bf16_units"] is True
+    assert "amx_bf16" not in record["cpu_flags"] and run["rounds"] == 3 and run["idle"] is True
+    assert run["commit"] == "dae451c" and run["idle_layers"] == ["merged_lora"]
+    yield f"(load average {run['load_average_before']:.2f} at the start)"
+    on = [r["median_step_s"] for r in settings["fast-paths on"]]
+    yield f"Every layer on: {median(on):.1f} s per step on this CPU"
+    yield f"So round 0's gains are about {on[0] - median(on[1:]):.0f} s too low"
+    yield f"took {on[0]:.1f} s a step in round 0, against {on[1]:.1f} s and {on[2]:.1f} s in rounds 1 and 2"
+    # The warm-up steps are in the printed lines (step 1 of each setting), not in the JSON; the
+    # first 7 are round 0's, the run's first the first of them.
+    warm_ups = [float(s) for s in re.findall(r"^.+ step 1: +([\d.]+) s", text_of(path), re.M)]
+    assert len(warm_ups) == 21 and warm_ups[0] == max(warm_ups)
+    yield f"(its warm-up step took {warm_ups[0]:.1f} s, the other settings' warm-up steps in round 0 {min(warm_ups[1:7]):.1f}-{max(warm_ups[1:7]):.1f} s)"
+    late = {
+        layer: row["gains_s"] for layer, row in run["ablation"].items() if row["gains_s"][0] < 0
+    }
+    assert sorted(late) == ["lora_addmm", "onednn_prepack", "reserved_kv_cache", "shared_prefill"]
+    assert all(min(gains[1:]) > 0 for gains in late.values())
+    cache = late.pop("reserved_kv_cache")
+    rest = [g for gains in late.values() for g in gains[1:]]
+    yield f"`lora_addmm` {signed(min(rest), '')} to {signed(max(rest), ' s')}"
+    yield f"`reserved_kv_cache` {signed(cache[1], '')} and {signed(cache[2], ' s')})"
+    assert verdicts["inverse_cdf_sampling"] == verdicts["unpadded_training"] == "earns its place"
+
+    def turns(name: str) -> str:
+        assert len({r["turns"] for r in settings[name]}) == 1  # the same games each round
+        return f"{settings[name][0]['turns']:.2f}"
+
+    def change(name: str, key: str) -> list[float]:
+        return [r[key] - o[key] for r, o in zip(settings[name], settings["fast-paths on"], strict=True)]  # fmt: skip
+
+    same = [n for n in settings if n != "fast-paths on" and all(
+        r["padding_waste"] == o["padding_waste"] and r["turns"] == o["turns"]
+        for r, o in zip(settings[n], settings["fast-paths on"], strict=True))]  # fmt: skip
+    assert same == ["without onednn_prepack", "without reserved_kv_cache"]
+    yield f"played the same games as every layer on ({turns('fast-paths on')} turns a game and the same"
+    prepack = change("without onednn_prepack", "generation_s")
+    assert min(prepack) > 0
+    yield f"generation took {prepack[0]:.1f}, {prepack[1]:.1f} and {prepack[2]:.1f} s longer in rounds 0, 1 and 2"
+    cache = change("without reserved_kv_cache", "generation_s")
+    assert min(cache) < 0 < max(cache)
+    yield f"it changed by {' / '.join(signed(c, '') for c in cache)} s: inside the noise"
+    assert turns("without inverse_cdf_sampling") == turns("fast-paths on")
+    assert (
+        settings["without inverse_cdf_sampling"][0]["padding_waste"]
+        != settings["fast-paths on"][0]["padding_waste"]
+    )
+    yield f"({turns('without inverse_cdf_sampling')} turns a game without `inverse_cdf_sampling`, on other moves"
+    yield f"{turns('without shared_prefill')} without `shared_prefill`, {turns('without lora_addmm')} without `lora_addmm`, {turns('without unpadded_training')} without `unpadded_training`"
+    unpadded, addmm = (
+        change("without unpadded_training", "training_s"),
+        change("without lora_addmm", "training_s"),
+    )
+    assert min(unpadded) > 0 and min(addmm) > 0
+    yield f"without `unpadded_training` it took {min(unpadded):.1f}-{max(unpadded):.1f} s longer"
+    yield f"without `lora_addmm` {min(addmm):.1f}-{max(addmm):.1f} s, in every round"
+
+
+def generation_rounds_rows(runs: list[dict[str, Any]]) -> tuple[list[list[str]], dict[str, str]]:
+    """The table rows of ``generation_fast_paths.py`` runs side by side (the first setting the
+    baseline): each setting's median and its gain in each round against the first setting's time
+    in that round, with the verdict of the rounds rule over every round of every run (earns its
+    place: a gain in every round; slower with it: a loss in every round); and the verdicts."""
+    from statistics import median
+
+    first = next(iter(runs[0]["times_s"]))
+    rows, verdicts = [], {}
+    for setting in runs[0]["times_s"]:
+        row, gains = [f"`{setting}`"], []
+        for run in runs:
+            times = run["times_s"]
+            assert round(median(times[setting]), 2) == run["medians_s"][setting]
+            # Equal work: every setting sampled every token of every turn.
+            assert set(run["sampled_tokens"][setting]) == {
+                run["shape"]["rows"] * run["shape"]["turns"] * run["shape"]["tokens"]
+            }
+            gain = [t - b for t, b in zip(times[setting], times[first], strict=True)]
+            gains += gain
+            row += [f"{median(times[setting]):.1f} s", "" if setting == first else " / ".join(signed(g, "") for g in gain) + " s"]  # fmt: skip
+        verdict = "" if setting in (first, "off") else "inside the noise"
+        if verdict and min(gains) > 0:
+            verdict = "earns its place"
+        elif verdict and max(gains) < 0:
+            verdict = "slower with it"
+        verdicts[setting] = verdict
+        rows.append([*row, verdict])
+    return rows, verdicts
+
+
+@checks(REAL_MODELS)
+def generation_layers_zen4(page: Page) -> Iterator[str]:
+    """The generation layers on equal work on the Zen 4 (``generation_fast_paths_zen4/``, each
+    file's last line its JSON): the table rebuilt from each round's times, the verdicts by the
+    rounds rule, the ratios to ``off``."""
+    path = RESULTS + "generation_fast_paths_zen4/"
+    runs = [json.loads(text_of(f"{path}{name}_shape.txt").strip().splitlines()[-1])
+            for name in ("tictactoe", "hangman")]  # fmt: skip
+    for run, (rows, turns, tokens) in zip(runs, ((8, 6, 32), (16, 14, 8)), strict=True):
+        assert run["cpu"]["cpu"] == "AMD EPYC (family 25 model 17)" and run["bf16"] is True
+        assert run["shape"] == {"rows": rows, "turns": turns, "tokens": tokens, "prompt": 300,
+                                "env_tokens": 40, "group_size": 8}  # fmt: skip
+    rows, verdicts = generation_rounds_rows(runs)
+    _, table = page.table(path)
+    assert table == rows
+    assert verdicts["auto,-inverse_cdf_sampling"] == "inside the noise"
+    assert [
+        v for k, v in verdicts.items() if k not in ("auto", "off", "auto,-inverse_cdf_sampling")
+    ] == ["earns its place"] * 3
+    tictactoe, hangman = runs
+    assert tictactoe["idle"] is True and hangman["idle"] is False
+    assert "it started 20 s after the TicTacToe-shape run ended" in text_of(
+        path + "hangman_shape.txt"
+    )
+    yield "run started 20 s after the TicTacToe-shape run ended"
+    yield f"so its load average was {hangman['load_average_before']:.2f} at the start"
+    yield f"(1,{tictactoe['sampled_tokens']['auto'][0] - 1000} tokens on TicTacToe's shape, 1,{hangman['sampled_tokens']['auto'][0] - 1000} on Hangman's)"
+
+    def gains(run: dict[str, Any], setting: str) -> list[float]:
+        return [t - b for t, b in zip(run["times_s"][setting], run["times_s"]["auto"], strict=True)]
+
+    short, long = (
+        gains(tictactoe, "auto,-reserved_kv_cache"),
+        gains(hangman, "auto,-reserved_kv_cache"),
+    )
+    assert max(short) < min(long)
+    yield f"+{min(short):.1f} to +{max(short):.1f} s over TicTacToe's 6 turns, +{min(long):.1f} to +{max(long):.1f} s over Hangman's 14"
+    loss = [g for run in runs for g in gains(run, "auto,-inverse_cdf_sampling") if g < 0]
+    assert len(loss) == 1 and gains(hangman, "auto,-inverse_cdf_sampling")[1] == loss[0]
+    yield f"it gained in five rounds and lost {-loss[0]:.1f} s in one (Hangman's round 2)"
+    medians = [
+        run["medians_s"]["auto,-inverse_cdf_sampling"] - run["medians_s"]["auto"] for run in runs
+    ]
+    yield f"medians +{medians[0]:.1f} s and +{medians[1]:.1f} s against a noise of {tictactoe['noise_s']:.1f} s and {hangman['noise_s']:.1f} s"
+    assert -loss[0] < min(run["noise_s"] for run in runs)
+    step = json.loads(
+        text_of(RESULTS + "grpo_step_ablation_amd_epyc_zen4_rounds.txt").strip().splitlines()[-1]
+    )
+    step_gains = step["ablation"]["inverse_cdf_sampling"]["gains_s"]
+    positive = sum(g > 0 for g in step_gains) + sum(
+        g > 0 for run in runs for g in gains(run, "auto,-inverse_cdf_sampling")
+    )
+    yield f"its gain was positive in {positive} of the 9 rounds measured on this CPU"
+    yield f"generation was {tictactoe['medians_s']['off'] / tictactoe['medians_s']['auto']:.2f}x (TicTacToe's shape) and {hangman['medians_s']['off'] / hangman['medians_s']['auto']:.2f}x (Hangman's)"
 
 
 @checks(REAL_MODELS)

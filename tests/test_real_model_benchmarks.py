@@ -361,3 +361,45 @@ def test_a_final_model_chosen_by_the_evals_is_judged_only_on_other_seeds() -> No
     }
     facts = final_facts(record, {"eval_seed": 10_224, "eval_episodes": 32}, judged)
     assert facts["after_judged_on_other_seeds"] is False  # 10224-10255 are judged too
+
+
+class RecordingGenerator:
+    """Stands in for ``TransformersGenerator``: records each call's rows, replies with ``tokens``
+    ids (one row of each call short by one, as if it ended early)."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[list[int]]] = []
+
+    def generate(self, inputs: list[list[int]], tokens: int) -> tuple[list[list[int]], None]:
+        self.calls.append([list(ids) for ids in inputs])
+        return [[7] * (tokens - (row == 0)) for row in range(len(inputs))], None
+
+    def clear_cache(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("group_size", [1, 4])
+def test_generation_benchmark_groups_rows_by_prompt(group_size: int) -> None:
+    """``generation_fast_paths.py --group-size``: rows of a group start from one prompt (a GRPO
+    group's, so ``shared_prefill`` has work), groups from different ones; the sampled tokens it
+    reports are those the generator returned."""
+    import argparse
+
+    from generation_fast_paths import add_turn_shape_arguments, time_turns
+
+    parser = argparse.ArgumentParser()
+    add_turn_shape_arguments(parser)
+    args = parser.parse_args(
+        ["--rows", "8", "--turns", "3", "--tokens", "5", "--prompt", "12", "--env-tokens", "2",
+         "--group-size", str(group_size)]
+    )  # fmt: skip
+    generator = RecordingGenerator()
+    seconds, sampled = time_turns(generator, args)
+    first_turn = generator.calls[1]  # calls[0] is the untimed warm-up
+    assert seconds >= 0 and sampled == 3 * (8 * 5 - 1)
+    distinct = {tuple(ids) for ids in first_turn}
+    assert len(distinct) == 8 // group_size
+    for row, ids in enumerate(first_turn):
+        assert ids == first_turn[row - row % group_size] and len(ids) == 12
+    # Each row's conversation grows by its reply and its env tokens every turn.
+    assert [len(ids) for ids in generator.calls[-1]] == [12 + 2 * 7 - 2] + [12 + 2 * 7] * 7

@@ -3,7 +3,9 @@ oneDNN (CPUs, inside ``frozen_bf16``).
 
 **Replaces**: ``F.linear`` on the frozen bfloat16 copies of ``frozen_bf16`` while generating.
 **Gain**: a ``576 -> 1536`` SmolLM2 decode matmul 170 to 113 us, the LM head 2.0 to 1.2 ms, a
-whole decode step at 500 columns 64 to 55 ms (*ad hoc*, ``docs/real_models.md``).
+whole decode step at 500 columns 64 to 55 ms (*ad hoc*, ``docs/real_models.md``). The rollout's
+generation on equal work: 1.1-4.2 s longer without it in every round of two turn shapes (AMD
+EPYC Zen 4, bf16, ``benchmarks/results/generation_fast_paths_zen4/``).
 **Depends on**: ``frozen_bf16`` (it packs that layer's copies; nothing to pack without it);
 torch's private oneDNN ops ``torch.ops.mkldnn._reorder_linear_weight`` and
 ``_linear_pointwise`` (tested torch versions: :mod:`trl_env.trl.fast._versions`), and a CPU whose
