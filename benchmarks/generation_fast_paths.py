@@ -44,15 +44,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _real_model import DEFAULT_GGUF, git_commit, resolve_model  # noqa: E402
 
 
-def time_turns(generator, args: argparse.Namespace) -> tuple[float, int]:
+def time_turns(generator, args: argparse.Namespace, group_size: int = 1) -> tuple[float, int]:
     """Seconds for ``args.turns`` generate calls over ``args.rows`` growing conversations (the
-    same random prompts and env tokens for every setting), and the tokens sampled in them (equal
-    work across settings unless a reply ends early)."""
+    same random prompts and env tokens for every setting; rows in groups of ``group_size`` start
+    from their group's first prompt), and the tokens sampled in them (equal work across settings
+    unless a reply ends early)."""
     import torch
 
     torch.manual_seed(args.seed)
     prompts = [torch.randint(100, 40000, (args.prompt,)).tolist() for _ in range(args.rows)]
-    inputs = [list(prompts[row - row % args.group_size]) for row in range(args.rows)]
+    inputs = [list(prompts[row - row % group_size]) for row in range(args.rows)]
     env_tokens = [
         [torch.randint(100, 40000, (args.env_tokens,)).tolist() for _ in range(args.rows)]
         for _ in range(args.turns)
@@ -79,10 +80,6 @@ def add_turn_shape_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokens", type=int, default=8, help="sampled tokens per turn")
     parser.add_argument("--prompt", type=int, default=300, help="prompt tokens")
     parser.add_argument("--env-tokens", type=int, default=40, help="tokens after each reply")
-    parser.add_argument(
-        "--group-size", type=int, default=1,
-        help="rows that start from the same prompt, as a GRPO group's (default: each its own)",
-    )  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
 
@@ -132,9 +129,13 @@ def main() -> None:
         "--settings", nargs="+", default=["auto", "off"], help="--fast-paths settings to compare"
     )
     add_turn_shape_arguments(parser)
+    parser.add_argument(
+        "--group-size", type=int, default=1,
+        help="rows that start from the same prompt, as a GRPO group's (default: each its own)",
+    )  # fmt: skip
     args = parser.parse_args()
-    if args.group_size < 1:
-        parser.error("--group-size must be at least 1")
+    if not 1 <= args.group_size <= args.rows or args.rows % args.group_size:
+        parser.error(f"--group-size must divide --rows ({args.rows}) into whole groups")
 
     from transformers import GenerationConfig
 
@@ -160,7 +161,7 @@ def main() -> None:
                 model, pad_token_id=0, eos_token_ids=[2], generation_config=config,
                 autocast=autocast, fast_paths=setting,
             )  # fmt: skip
-            seconds, sampled = time_turns(generator, args)
+            seconds, sampled = time_turns(generator, args, args.group_size)
             times[setting].append(seconds)
             tokens[setting].append(sampled)
             print(f"round {round_ + 1}  {setting:40s} {seconds:7.2f} s", flush=True)

@@ -2849,10 +2849,11 @@ def fast_path_ablation_zen4_rounds(page: Page) -> Iterator[str]:
     assert record["cpu"] == "AMD EPYC (family 25 model 17)" and record["bf16_units"] is True
     assert "amx_bf16" not in record["cpu_flags"] and run["rounds"] == 3 and run["idle"] is True
     assert run["commit"] == "dae451c" and run["idle_layers"] == ["merged_lora"]
+    assert record["torch_threads"] == 2
     yield f"(load average {run['load_average_before']:.2f} at the start)"
     on = [r["median_step_s"] for r in settings["fast-paths on"]]
     yield f"Every layer on: {median(on):.1f} s per step on this CPU"
-    yield f"So round 0's gains are about {on[0] - median(on[1:]):.0f} s too low"
+    yield f"So round 0's gains are up to about {on[0] - median(on[1:]):.0f} s too low"
     yield f"took {on[0]:.1f} s a step in round 0, against {on[1]:.1f} s and {on[2]:.1f} s in rounds 1 and 2"
     # The warm-up steps are in the printed lines (step 1 of each setting), not in the JSON; the
     # first 7 are round 0's, the run's first the first of them.
@@ -2881,13 +2882,21 @@ def fast_path_ablation_zen4_rounds(page: Page) -> Iterator[str]:
         r["padding_waste"] == o["padding_waste"] and r["turns"] == o["turns"]
         for r, o in zip(settings[n], settings["fast-paths on"], strict=True))]  # fmt: skip
     assert same == ["without onednn_prepack", "without reserved_kv_cache"]
+    # "and the same losses": each measured step's loss as the file prints it, setting by setting.
+    losses: dict[str, list[str]] = {}
+    for name, step, loss in re.findall(
+        r"^(.+?) +step (\d): .*\n\{'loss': '([-\d.]+)'", text_of(path), re.M
+    ):
+        losses.setdefault(name, []).append(f"{step}:{loss}")
+    assert all(losses[n] == losses["fast-paths on"] for n in same) and len(losses) == 7
+    assert losses["without shared_prefill"] != losses["fast-paths on"]
     yield f"played the same games as every layer on ({turns('fast-paths on')} turns a game and the same"
     prepack = change("without onednn_prepack", "generation_s")
     assert min(prepack) > 0
     yield f"generation took {prepack[0]:.1f}, {prepack[1]:.1f} and {prepack[2]:.1f} s longer in rounds 0, 1 and 2"
     cache = change("without reserved_kv_cache", "generation_s")
     assert min(cache) < 0 < max(cache)
-    yield f"it changed by {' / '.join(signed(c, '') for c in cache)} s: inside the noise"
+    yield f"it changed by {' / '.join(signed(c, '') for c in cache)} s, so in this step"
     assert turns("without inverse_cdf_sampling") == turns("fast-paths on")
     assert (
         settings["without inverse_cdf_sampling"][0]["padding_waste"]
@@ -2940,6 +2949,8 @@ def generation_layers_zen4(page: Page) -> Iterator[str]:
     """The generation layers on equal work on the Zen 4 (``generation_fast_paths_zen4/``, each
     file's last line its JSON): the table rebuilt from each round's times, the verdicts by the
     rounds rule, the ratios to ``off``."""
+    from statistics import median
+
     path = RESULTS + "generation_fast_paths_zen4/"
     runs = [json.loads(text_of(f"{path}{name}_shape.txt").strip().splitlines()[-1])
             for name in ("tictactoe", "hangman")]  # fmt: skip
@@ -2947,9 +2958,11 @@ def generation_layers_zen4(page: Page) -> Iterator[str]:
         assert run["cpu"]["cpu"] == "AMD EPYC (family 25 model 17)" and run["bf16"] is True
         assert run["shape"] == {"rows": rows, "turns": turns, "tokens": tokens, "prompt": 300,
                                 "env_tokens": 40, "group_size": 8}  # fmt: skip
+    assert all(run["commit"] == "4ca844f" and run["cpu"]["torch_threads"] == 2 for run in runs)
     rows, verdicts = generation_rounds_rows(runs)
-    _, table = page.table(path)
+    header, table = page.table(path)
     assert table == rows
+    assert header[1] == "TicTacToe's shape" and header[3] == "Hangman's shape"
     assert verdicts["auto,-inverse_cdf_sampling"] == "inside the noise"
     assert [
         v for k, v in verdicts.items() if k not in ("auto", "off", "auto,-inverse_cdf_sampling")
@@ -2975,10 +2988,9 @@ def generation_layers_zen4(page: Page) -> Iterator[str]:
     loss = [g for run in runs for g in gains(run, "auto,-inverse_cdf_sampling") if g < 0]
     assert len(loss) == 1 and gains(hangman, "auto,-inverse_cdf_sampling")[1] == loss[0]
     yield f"it gained in five rounds and lost {-loss[0]:.1f} s in one (Hangman's round 2)"
-    medians = [
-        run["medians_s"]["auto,-inverse_cdf_sampling"] - run["medians_s"]["auto"] for run in runs
-    ]
-    yield f"medians +{medians[0]:.1f} s and +{medians[1]:.1f} s against a noise of {tictactoe['noise_s']:.1f} s and {hangman['noise_s']:.1f} s"
+    medians = [f"{median(gains(run, 'auto,-inverse_cdf_sampling')):+.1f}" for run in runs]
+    assert medians[0] == medians[1]
+    yield f"its median gains were {medians[0]} s on both shapes, against a noise of {tictactoe['noise_s']:.1f} s and {hangman['noise_s']:.1f} s"
     assert -loss[0] < min(run["noise_s"] for run in runs)
     step = json.loads(
         text_of(RESULTS + "grpo_step_ablation_amd_epyc_zen4_rounds.txt").strip().splitlines()[-1]
@@ -2987,7 +2999,16 @@ def generation_layers_zen4(page: Page) -> Iterator[str]:
     positive = sum(g > 0 for g in step_gains) + sum(
         g > 0 for run in runs for g in gains(run, "auto,-inverse_cdf_sampling")
     )
-    yield f"its gain was positive in {positive} of the 9 rounds measured on this CPU"
+    rounds = len(step_gains) + sum(len(run["times_s"]["auto"]) for run in runs)
+    yield f"its gain was positive in {positive} of the {rounds} rounds of the two"
+    # Hangman's round 3: the two settings run one after the other jumped, `off` did not.
+    jumped = [gains(hangman, s) for s in ("auto,-inverse_cdf_sampling", "auto,-shared_prefill")]
+    assert all(g[2] == max(g) and g[2] > 1.5 * median(g) for g in jumped)
+    off = hangman["times_s"]["off"]
+    assert min(off[:2]) <= off[2] <= max(off[:2])
+    shapes = [run["shape"] for run in runs]
+    yield f"({shapes[1]['rows']} rows, {shapes[1]['tokens']} tokens a turn, against {shapes[0]['rows']} rows and {shapes[0]['tokens']})"
+    yield f"`shared_prefill`'s median gain there is {median(jumped[1]):+.1f} s"
     yield f"generation was {tictactoe['medians_s']['off'] / tictactoe['medians_s']['auto']:.2f}x (TicTacToe's shape) and {hangman['medians_s']['off'] / hangman['medians_s']['auto']:.2f}x (Hangman's)"
 
 

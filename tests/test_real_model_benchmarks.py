@@ -390,11 +390,10 @@ def test_generation_benchmark_groups_rows_by_prompt(group_size: int) -> None:
     parser = argparse.ArgumentParser()
     add_turn_shape_arguments(parser)
     args = parser.parse_args(
-        ["--rows", "8", "--turns", "3", "--tokens", "5", "--prompt", "12", "--env-tokens", "2",
-         "--group-size", str(group_size)]
+        ["--rows", "8", "--turns", "3", "--tokens", "5", "--prompt", "12", "--env-tokens", "2"]
     )  # fmt: skip
     generator = RecordingGenerator()
-    seconds, sampled = time_turns(generator, args)
+    seconds, sampled = time_turns(generator, args, group_size)
     first_turn = generator.calls[1]  # calls[0] is the untimed warm-up
     assert seconds >= 0 and sampled == 3 * (8 * 5 - 1)
     distinct = {tuple(ids) for ids in first_turn}
@@ -403,3 +402,15 @@ def test_generation_benchmark_groups_rows_by_prompt(group_size: int) -> None:
         assert ids == first_turn[row - row % group_size] and len(ids) == 12
     # Each row's conversation grows by its reply and its env tokens every turn.
     assert [len(ids) for ids in generator.calls[-1]] == [12 + 2 * 7 - 2] + [12 + 2 * 7] * 7
+
+
+@pytest.mark.parametrize("group_size", ["0", "3", "16"])
+def test_generation_benchmark_refuses_a_group_size_that_does_not_divide_the_rows(
+    group_size: str,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "generation_fast_paths.py"), "--rows", "8",
+         "--group-size", group_size],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--group-size must divide --rows (8)" in done.stderr

@@ -7,8 +7,9 @@ temperature, top-k, top-p and min-p sampling; other settings keep ``transformers
 entry: for SmolLM2's 49,152 entries and 8 rows 6.6 ms a token, about a tenth of a decode step;
 inverse-CDF sampling about 0.3 ms (*ad hoc*). With the reserved cache, 5 turns of 32 tokens for 8
 rows went from 12.8 to 10.8 s (*ad hoc*, ``docs/real_models.md``). The rollout's generation on
-equal work: medians 0.8-2.0 s longer without it, in five rounds of six (one 0.3 s faster): about
-the run-to-run noise (AMD EPYC Zen 4, bf16, ``benchmarks/results/generation_fast_paths_zen4/``).
+equal work took longer without it in five rounds of six (one 0.3 s shorter), by a median gain
+of 0.8 s on each of two turn shapes: about the run-to-run noise (AMD EPYC Zen 4, bf16,
+``benchmarks/results/generation_fast_paths_zen4/``).
 **Depends on**: a device with float64 (not MPS: the layer refuses there); ``transformers``'
 ``_prepare_generation_config`` and the order of its logits warpers
 (``GenerationMixin._get_logits_processor``) at the tested versions

@@ -7,8 +7,8 @@ and this layer does nothing).
 **Gain**: the ``torch.cat`` growth was 13% of a ``generate`` call (*ad hoc*); with inverse-CDF
 sampling, 5 turns of 32 tokens for 8 rows went from 12.8 to 10.8 s (*ad hoc*,
 ``docs/real_models.md``). The rollout's generation on equal work took 4.8-7.7 s longer without it
-over Hangman's 14 turns (16 rows), 0.3-0.6 s over TicTacToe's 6 (8 rows): the gain grows with
-the conversation (AMD EPYC Zen 4, bf16, ``benchmarks/results/generation_fast_paths_zen4/``).
+over Hangman's 14 turns of 8 tokens (16 rows), 0.3-0.6 s over TicTacToe's 6 turns of 32 (8
+rows) (AMD EPYC Zen 4, bf16, ``benchmarks/results/generation_fast_paths_zen4/``).
 **Depends on**: full-attention layers only (a sliding-window or chunked layer keeps its own
 cache class: the layer refuses such a model); ``DynamicLayer`` internals (``lazy_initialization``,
 ``is_initialized``, ``keys``, ``values``) at the tested transformers versions

@@ -5,8 +5,9 @@
 it once per row.
 **Gain**: a 200-token prompt for 8 rows took 0.50-0.66 s to prefill, for one row 0.09-0.11 s
 (*ad hoc*, ``docs/real_models.md``). The rollout's generation, rows in groups of 8 from one
-prompt, on equal work: 2.1-9.2 s longer without it over Hangman's 14 turns, 0.1-3.4 s over
-TicTacToe's 6 (AMD EPYC Zen 4, bf16, ``benchmarks/results/generation_fast_paths_zen4/``).
+prompt, on equal work: longer without it in every round, by a median gain of 5.2 s over
+Hangman's 14 turns and 0.9 s over TicTacToe's 6 (AMD EPYC Zen 4, bf16,
+``benchmarks/results/generation_fast_paths_zen4/``).
 **Depends on**: the rollout's key/value reuse across turns being on (it stores the states; the
 layer does nothing without it); a model whose forward takes ``position_ids`` and whose layers all
 attend to their whole past (else it refuses); the forward's cache keyword (``cache`` from
