@@ -2913,6 +2913,11 @@ def fast_path_ablation_zen4_rounds(page: Page) -> Iterator[str]:
     yield f"without `lora_addmm` {min(addmm):.1f}-{max(addmm):.1f} s, in every round"
 
 
+def round_gains(run: dict[str, Any], setting: str, base: str = "auto") -> list[float]:
+    """A ``generation_fast_paths.py`` setting's time minus ``base``'s, round by round."""
+    return [t - b for t, b in zip(run["times_s"][setting], run["times_s"][base], strict=True)]
+
+
 def generation_rounds_rows(runs: list[dict[str, Any]]) -> tuple[list[list[str]], dict[str, str]]:
     """The table rows of ``generation_fast_paths.py`` runs side by side (the first setting the
     baseline): each setting's median and its gain in each round against the first setting's time
@@ -2931,7 +2936,7 @@ def generation_rounds_rows(runs: list[dict[str, Any]]) -> tuple[list[list[str]],
             assert set(run["sampled_tokens"][setting]) == {
                 run["shape"]["rows"] * run["shape"]["turns"] * run["shape"]["tokens"]
             }
-            gain = [t - b for t, b in zip(times[setting], times[first], strict=True)]
+            gain = round_gains(run, setting, first)
             gains += gain
             row += [f"{median(times[setting]):.1f} s", "" if setting == first else " / ".join(signed(g, "") for g in gain) + " s"]  # fmt: skip
         verdict = "" if setting in (first, "off") else "inside the noise"
@@ -2976,19 +2981,16 @@ def generation_layers_zen4(page: Page) -> Iterator[str]:
     yield f"so its load average was {hangman['load_average_before']:.2f} at the start"
     yield f"(1,{tictactoe['sampled_tokens']['auto'][0] - 1000} tokens on TicTacToe's shape, 1,{hangman['sampled_tokens']['auto'][0] - 1000} on Hangman's)"
 
-    def gains(run: dict[str, Any], setting: str) -> list[float]:
-        return [t - b for t, b in zip(run["times_s"][setting], run["times_s"]["auto"], strict=True)]
-
     short, long = (
-        gains(tictactoe, "auto,-reserved_kv_cache"),
-        gains(hangman, "auto,-reserved_kv_cache"),
+        round_gains(tictactoe, "auto,-reserved_kv_cache"),
+        round_gains(hangman, "auto,-reserved_kv_cache"),
     )
     assert max(short) < min(long)
     yield f"+{min(short):.1f} to +{max(short):.1f} s over TicTacToe's 6 turns, +{min(long):.1f} to +{max(long):.1f} s over Hangman's 14"
-    loss = [g for run in runs for g in gains(run, "auto,-inverse_cdf_sampling") if g < 0]
-    assert len(loss) == 1 and gains(hangman, "auto,-inverse_cdf_sampling")[1] == loss[0]
+    loss = [g for run in runs for g in round_gains(run, "auto,-inverse_cdf_sampling") if g < 0]
+    assert len(loss) == 1 and round_gains(hangman, "auto,-inverse_cdf_sampling")[1] == loss[0]
     yield f"it gained in five rounds and lost {-loss[0]:.1f} s in one (Hangman's round 2)"
-    medians = [f"{median(gains(run, 'auto,-inverse_cdf_sampling')):+.1f}" for run in runs]
+    medians = [f"{median(round_gains(run, 'auto,-inverse_cdf_sampling')):+.1f}" for run in runs]
     assert medians[0] == medians[1]
     yield f"its median gains were {medians[0]} s on both shapes, against a noise of {tictactoe['noise_s']:.1f} s and {hangman['noise_s']:.1f} s"
     assert -loss[0] < min(run["noise_s"] for run in runs)
@@ -2997,12 +2999,14 @@ def generation_layers_zen4(page: Page) -> Iterator[str]:
     )
     step_gains = step["ablation"]["inverse_cdf_sampling"]["gains_s"]
     positive = sum(g > 0 for g in step_gains) + sum(
-        g > 0 for run in runs for g in gains(run, "auto,-inverse_cdf_sampling")
+        g > 0 for run in runs for g in round_gains(run, "auto,-inverse_cdf_sampling")
     )
     rounds = len(step_gains) + sum(len(run["times_s"]["auto"]) for run in runs)
     yield f"its gain was positive in {positive} of the {rounds} rounds of the two"
     # Hangman's round 3: the two settings run one after the other jumped, `off` did not.
-    jumped = [gains(hangman, s) for s in ("auto,-inverse_cdf_sampling", "auto,-shared_prefill")]
+    jumped = [
+        round_gains(hangman, s) for s in ("auto,-inverse_cdf_sampling", "auto,-shared_prefill")
+    ]
     assert all(g[2] == max(g) and g[2] > 1.5 * median(g) for g in jumped)
     off = hangman["times_s"]["off"]
     assert min(off[:2]) <= off[2] <= max(off[:2])
@@ -3030,8 +3034,7 @@ def generation_layers_avx2_cap(page: Page) -> Iterator[str]:
     assert table == [row[:3] for row in rows]
     assert verdicts["auto,-merged_lora"] == verdicts["auto,-shared_prefill"] == "earns its place"
     assert verdicts["auto,reserved_kv_cache"] == "slower with it"  # adding it: faster every round
-    times = run["times_s"]
-    added = [a - b for a, b in zip(times["auto,reserved_kv_cache"], times["auto"], strict=True)]
+    added = round_gains(run, "auto,reserved_kv_cache")
     yield f"({-max(added):.1f}-{-min(added):.1f} s shorter than `auto` in the same round)"
     yield f"generation was {run['medians_s']['off'] / run['medians_s']['auto']:.2f}x faster than with `off`"
     real = json.loads(

@@ -12,8 +12,8 @@ bf16 matmuls go through) can cap the instructions oneDNN uses below the CPU's. C
 ``AVX512_CORE_BF16``, bf16 is no longer done in hardware: at ``AVX512_CORE`` oneDNN emulates it,
 and under that torch does not hand bf16 to oneDNN at all and falls back to a reference loop. On
 an AMD EPYC with ``avx512_bf16`` (family 25 model 17), a 512x576 by 576x1536 bf16 matmul took
-2.1 ms uncapped, 12.0 ms capped at ``AVX512_CORE`` and 382 ms capped at ``AVX2`` (float32: about
-5 ms each time; ``benchmarks/bf16_matmul.py``). So a cap below bf16 counts as "no bf16 units",
+2.1-2.3 ms uncapped, 12.0-12.6 ms capped at ``AVX512_CORE`` and 373-382 ms capped at ``AVX2``
+(float32: 4.8-6.5 ms; two runs of ``benchmarks/bf16_matmul.py``). So a cap below bf16 counts as "no bf16 units",
 and the summary line names it.
 
 Nothing here imports torch.
@@ -140,8 +140,8 @@ def bf16_emulated_cost() -> str:
         return (
             f"ONEDNN_MAX_CPU_ISA={cap} keeps oneDNN from this CPU's bfloat16 units, so bfloat16 is "
             f"emulated ({_capped_bf16(cap)}): on an AMD EPYC with avx512_bf16, a bf16 matmul of "
-            "SmolLM2's MLP shape took 2.3x float32's time capped at AVX512_CORE and 80x capped at "
-            "AVX2 (benchmarks/bf16_matmul.py)"
+            "SmolLM2's MLP shape took 2.0-2.3x float32's time capped at AVX512_CORE and 76-80x "
+            "capped at AVX2, in two runs (benchmarks/bf16_matmul.py)"
         )
     return BF16_EMULATED_COST
 
